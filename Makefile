@@ -1,0 +1,50 @@
+# Two commands a new user types: `make serve` (set up, build the book, serve it with the demo server) and
+# `make test` (set up, run every test and the strict book build). Everything below installs from nothing.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+HOST    ?= 127.0.0.1
+PORT    ?= 8000
+
+.PHONY: test serve setup system models book bench clean
+
+setup: $(STAMP) system models
+
+# The CPU build of torch first: pip then finds torch==2.13.0 satisfied and pulls no CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+# Debian packages the tests use for real: bubblewrap (the sandbox) and Chromium (browser tests).
+system:
+	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "Please install: sudo apt-get install bubblewrap chromium chromium-driver"; exit 1; \
+	  fi; \
+	fi
+
+# The tiny checkpoints of the real architectures: built offline, byte-identical every time.
+models: $(STAMP)
+	$(BIN)/agentloop models build-tiny
+
+book: setup
+	@if [ -f mkdocs.yml ]; then NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict; fi
+
+test: setup
+	$(BIN)/python -m pytest
+	@if [ -f mkdocs.yml ]; then NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict; fi
+
+serve: book
+	$(BIN)/agentloop serve --host $(HOST) --port $(PORT)
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) site

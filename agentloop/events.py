@@ -1,0 +1,72 @@
+"""The one event vocabulary: every stage of a run is one of these, as a JSON object whose `type` is its name.
+
+The backends yield `prefill`, `token` and `done`; the harnesses pass those on with the step number (`done`
+becomes `model_end`) and add the rest. The demo server streams them as Server-Sent Events, the panels draw
+them, the recorded runs in docs/ are them saved as JSON Lines, and the tests check them against this table.
+A run's events, replayed in order, draw exactly what the live run drew.
+"""
+
+from __future__ import annotations
+
+# name -> the fields every event of that name carries (optional ones are listed in OPTIONAL).
+FIELDS: dict[str, tuple[str, ...]] = {
+    # The run: which harness, model and family, the settings, the tools the model sees.
+    "run_start": ("run_id", "harness", "model", "family", "settings", "tools"),
+    "step_start": ("step",),
+    # The whole prompt of this step as the model reads it; `added_from` is where this step's new text starts.
+    "context": ("step", "prompt", "n_tokens", "added_from", "media_tokens", "context_length", "roles"),
+    # pi's request to its provider, as JSON (the pi harness).
+    "request": ("step", "payload"),
+    # From the backend: the prompt's forward pass, then one event per generated token.
+    "prefill": ("step", "n_tokens", "ms"),
+    "token": ("step", "index", "id", "piece", "text", "special", "channel",
+              "p", "logprob", "rank", "p_sampled", "kept", "top"),
+    # Text without token boundaries (pi's own models).
+    "delta": ("step", "channel", "text"),
+    "model_end": ("step", "finish", "stop_piece", "n_tokens", "decode_ms", "tok_per_s", "mtp", "raw"),
+    # The parsed call; `error` when it could not be parsed or its arguments are invalid.
+    "tool_call": ("step", "call_id", "name", "args"),
+    "permission": ("step", "call_id"),
+    "decision": ("step", "call_id", "approved", "by"),
+    "tool_result": ("step", "call_id", "name", "output", "is_error", "ms"),
+    "run_end": ("stop_reason", "final", "steps", "ms"),
+    # Anything that went wrong, in the book's two languages.
+    "error": ("message",),
+}
+
+OPTIONAL: dict[str, tuple[str, ...]] = {
+    "token": ("drafted", "forced"),
+    "model_end": ("usage",),
+    "tool_call": ("error",),
+    "error": ("step", "detail"),
+}
+
+# What generate() yields, before the harness adds the step: the same from every backend.
+BACKEND_EVENTS = ("prefill", "token", "done")
+DONE_FIELDS = ("finish", "stop_piece", "n_tokens", "decode_ms", "tok_per_s", "mtp", "raw")
+FINISH_REASONS = ("stop_token", "max_new_tokens", "user_stopped")
+STOP_REASONS = ("final", "max_steps", "format_errors", "time_limit", "user_stopped", "error")
+CHANNELS = ("content", "thought", "tool_call", "control")
+
+
+def make(kind: str, **fields) -> dict:
+    """An event of this kind, checked against FIELDS so a misspelt field fails where it is made."""
+    check({"type": kind, **fields})
+    return {"type": kind, **fields}
+
+
+def check(event: dict) -> None:
+    """Raise ValueError unless `event` has a known type, all its fields and no unknown ones."""
+    kind = event.get("type")
+    if kind not in FIELDS:
+        raise ValueError(f"unknown event type {kind!r}")
+    have = set(event) - {"type"}
+    missing = set(FIELDS[kind]) - have
+    extra = have - set(FIELDS[kind]) - set(OPTIONAL.get(kind, ()))
+    if missing or extra:
+        raise ValueError(f"{kind}: missing {sorted(missing)}, unknown {sorted(extra)}")
+
+
+def error(en: str, zh: str, **extra) -> dict:
+    """An `error` event whose message the panel shows in English and Traditional Chinese."""
+    return make("error", message={"en": en, "zh": zh}, **extra)

@@ -1,0 +1,42 @@
+"""What runs the model: the Backend interface every backend implements, and the shapes it passes around.
+
+A harness needs only this: `render()` a conversation into the prompt string with the checkpoint's chat template,
+`encode()` it into token ids, and `generate()` from them, which yields a `prefill` event, one `token` event per
+token and a final `done` — the same events from SimpleBackend (transformers, here) and VLLMBackend (a server).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Protocol
+
+from agentloop.model_families import Family, Sampling
+
+
+@dataclass
+class Encoded:
+    """A prompt as the model reads it: its text, its token ids, and for media the encoders' inputs."""
+
+    text: str
+    ids: list[int]
+    n_tokens: int
+    media: dict = field(default_factory=dict)
+    media_tokens: dict = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    model_id: str
+    family: Family
+    context_length: int
+    sampling_defaults: Sampling
+
+    def render(self, messages: list[dict], tools: list[dict] | None, thinking: bool,
+               generation_prompt: bool = True) -> str: ...
+
+    def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded: ...
+
+    def generate(self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]) -> Iterator[dict]: ...
+
+    def piece(self, token_id: int) -> str: ...
+
+    def unload(self) -> None: ...

@@ -1,0 +1,203 @@
+"""SimpleBackend: the model on this machine, with transformers, one token at a time.
+
+It follows transformers' own greedy generate() exactly (a test checks token for token), but writes the loop out:
+one forward pass over the prompt (prefill), then one per token with the cache, and after each the sampling
+rules of sampling.py, so every token can be reported with its probability, rank and alternatives.
+Left out here: media (images, sound, video) and MTP drafting, which have chapters and code of their own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import time
+from collections import deque
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+from transformers import AutoModelForMultimodalLM, AutoTokenizer
+
+from agentloop import model_families
+from agentloop.model_backends import Encoded
+from agentloop.model_backends.detokenize import Detokenizer
+from agentloop.model_backends.model_folder import download
+from agentloop.model_backends.sampling import sample
+from agentloop.model_families import Sampling
+
+
+def pick_device() -> str:
+    """The fastest device here: a CUDA GPU, then Apple's GPU, then the CPU."""
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+class SimpleBackend:
+    def __init__(self, model_id: str, device: str | None = None):
+        self.model_id = model_id
+        self.folder = Path(download(model_id))
+        config = json.loads((self.folder / "config.json").read_text())
+        self.family = model_families.for_config(config)  # refuses a model no family knows
+        self.device = device or pick_device()
+        # The files are bfloat16; a CPU computes float32 faster and exactly, at twice the memory.
+        self.dtype = torch.float32 if self.device == "cpu" else torch.bfloat16
+        self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
+        self.model = AutoModelForMultimodalLM.from_pretrained(self.folder, dtype=self.dtype).to(self.device).eval()
+        self.config = config
+        text_config = config.get("text_config", config)
+        self.context_length = int(text_config.get("max_position_embeddings") or self.tokenizer.model_max_length)
+
+        self._pieces = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
+        self.special_ids = set(self.tokenizer.added_tokens_decoder)
+        generation = self._generation_config()
+        self.eos_ids = self._stop_ids(generation, text_config)
+        self.sampling_defaults = self._recommended_sampling(generation)
+        self._forced: deque[list[int]] = deque()
+
+    # -- the checkpoint's files ----------------------------------------------------------------------------------
+
+    def _generation_config(self) -> dict:
+        path = self.folder / "generation_config.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def _stop_ids(self, generation: dict, text_config: dict) -> set[int]:
+        """generation_config.json's stop tokens (else config.json's), and those the family adds."""
+        eos = generation.get("eos_token_id", text_config.get("eos_token_id"))
+        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        for piece in self.family.stop_pieces:
+            token_id = self.tokenizer.convert_tokens_to_ids(piece)
+            if token_id is not None and token_id != self.tokenizer.unk_token_id:
+                ids.add(token_id)
+        return ids
+
+    def _recommended_sampling(self, generation: dict) -> Sampling:
+        """The checkpoint's recommended settings; the family's where generation_config.json has none."""
+        family = self.family.sampling
+        return Sampling(
+            temperature=generation.get("temperature", family.temperature),
+            top_p=generation.get("top_p", family.top_p),
+            top_k=generation.get("top_k", family.top_k),
+        )
+
+    # -- text in ----------------------------------------------------------------------------------------------------
+
+    def render(self, messages: list[dict], tools: list[dict] | None, thinking: bool,
+               generation_prompt: bool = True) -> str:
+        """The conversation as one string, written by the checkpoint's own chat template."""
+        return self.tokenizer.apply_chat_template(
+            messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt,
+            **self.family.template_kwargs(thinking),
+        )
+
+    def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded:
+        """The prompt's token ids. The template already wrote every special token, so none is added."""
+        if parts:
+            raise NotImplementedError("attachments need the media support of a later chapter")
+        ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
+        return Encoded(prompt, ids, len(ids))
+
+    def piece(self, token_id: int) -> str:
+        """The token as the vocabulary spells it (Ġ for a space in Qwen's, ▁ in Gemma's, <0xE4> for a byte)."""
+        return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else f"<{token_id}>"
+
+    def force(self, text: str) -> None:
+        """Make the next generate() write `text` instead of sampling, while still reporting what the model thought
+        of every token. For tests and for the book's "what the model thought of this answer"."""
+        self._forced.append(self.tokenizer(text, add_special_tokens=False).input_ids)
+
+    # -- tokens out -------------------------------------------------------------------------------------------------
+
+    def generate(self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
+        """Yield a prefill event, one event per token, then a done event."""
+        ids = torch.tensor([prompt.ids], device=self.device)
+        forced = self._forced.popleft() if self._forced else None
+        channel = "thought" if prompt.text.endswith(self.family.thought_prefix) else "content"
+        generated: list[int] = []
+        text = Detokenizer(self.tokenizer)
+        finish = "max_new_tokens"
+
+        with torch.inference_mode():
+            # Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh.
+            if hasattr(self.model.model, "rope_deltas"):
+                self.model.model.rope_deltas = None
+            start = time.perf_counter()
+            out = self._forward(ids, None)
+            yield {"type": "prefill", "n_tokens": len(prompt.ids), "ms": round((time.perf_counter() - start) * 1000, 1)}
+
+            decode_start = time.perf_counter()
+            for token_id, details in self._one_at_a_time(out, sampling, forced):
+                if should_stop():
+                    finish = "user_stopped"
+                    break
+                generated.append(token_id)
+                piece = self.piece(token_id)
+                special = token_id in self.special_ids
+                if piece in self.family.channel_switch:
+                    channel = self.family.channel_switch[piece]
+                    token_channel = "control"
+                else:
+                    token_channel = "control" if special else channel
+                yield {
+                    "type": "token", "index": len(generated) - 1, "id": token_id, "piece": piece,
+                    "text": text.add(token_id), "special": special, "channel": token_channel, **details,
+                }
+                if token_id in self.eos_ids:
+                    finish = "stop_token"
+                    break
+                if len(generated) == sampling.max_new_tokens or (forced is not None and len(generated) == len(forced)):
+                    break
+
+        decode_s = time.perf_counter() - decode_start
+        yield {
+            "type": "done",
+            "finish": finish,
+            "stop_piece": self.piece(generated[-1]) if finish == "stop_token" else None,
+            "n_tokens": len(generated),
+            "decode_ms": round(decode_s * 1000, 1),
+            "tok_per_s": round(len(generated) / decode_s, 1) if decode_s > 0 else None,
+            "mtp": None,
+            "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
+        }
+
+    def _one_at_a_time(self, out, s: Sampling, forced: list[int] | None) -> Iterator[tuple[int, dict]]:
+        """Sample a token, feed it back with the cache for the next position's logits, repeat. A generator: once the
+        loop above stops asking, no extra forward pass runs."""
+        n = 0
+        while True:
+            token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece,
+                                       forced=forced[n] if forced is not None else None)
+            if forced is not None:
+                details["forced"] = True
+            yield token_id, details
+            n += 1
+            out = self._forward(torch.tensor([[token_id]], device=self.device), out.past_key_values)
+
+    def _forward(self, ids: torch.Tensor, past):
+        # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token
+        # needs only its own position computed; logits_to_keep=1: only the next token's distribution is needed.
+        return self.model(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1)
+
+    # -- memory ------------------------------------------------------------------------------------------------------
+
+    def unload(self) -> None:
+        """Hand the model's memory back: to the GPU's free memory on CUDA, to the operating system on the CPU."""
+        self.model = None
+        gc.collect()
+        if self.device == "cuda":
+            # cuBLAS keeps workspaces carved out of the weights' memory segment; while they live it cannot go back.
+            torch._C._cuda_clearCublasWorkspaces()
+            torch.cuda.empty_cache()
+        elif self.device == "cpu":
+            _malloc_trim()
+
+
+def _malloc_trim() -> None:
+    """Ask glibc to return freed heap pages to the operating system (freed memory otherwise stays mapped)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,100 @@
+"""What every family provides, and the shapes a parse returns."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Sampling:
+    """How each token is picked (chapter 9): T <= 0 is greedy; top_k 0 is no limit; top_p 1.0 keeps everything."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    max_new_tokens: int = 256
+    mtp: bool = False
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: dict
+
+
+@dataclass
+class FormatError:
+    """A tool call the parser could not read: `message` is told to the model, `text` is what it wrote."""
+
+    message: str
+    text: str
+
+
+@dataclass
+class Parsed:
+    """One model output, read: its thinking, its reply text, and the tool calls it asked for (or why not)."""
+
+    thinking: str = ""
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    error: FormatError | None = None
+
+
+@dataclass(frozen=True)
+class Family:
+    key: str
+    name: str
+    model_types: tuple[str, ...]
+    # Stop tokens the family adds to those in the checkpoint's generation_config.json.
+    stop_pieces: tuple[str, ...]
+    # The text that, at the very end of a prompt, means the model starts out thinking.
+    thought_prefix: str
+    # A token with one of these pieces switches what the following tokens are.
+    channel_switch: dict[str, str]
+    # Recommended sampling, for a checkpoint whose generation_config.json does not say.
+    sampling: Sampling
+    # Where a message keeps the model's thinking, for the chat template.
+    thinking_key: str = "reasoning_content"
+    processor_kwargs: dict = field(default_factory=dict)
+
+    def template_kwargs(self, thinking: bool) -> dict:
+        """Extra arguments for the chat template."""
+        return {"enable_thinking": thinking}
+
+    def parse(self, raw: str, schemas: dict[str, dict], thinking_open: bool = False) -> Parsed:
+        raise NotImplementedError
+
+
+def coerce(value: str, schema: dict | None):
+    """A plain-text argument value as the type its JSON Schema asks for; the text itself when it does not fit,
+    so that validation then names the field."""
+    types = (schema or {}).get("type", "string")
+    for t in types if isinstance(types, list) else [types]:
+        try:
+            if t == "string":
+                return value
+            if t == "integer":
+                return int(value.strip())
+            if t == "number":
+                number = float(value.strip())
+                return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+            if t == "boolean" and value.strip().lower() in ("true", "false"):
+                return value.strip().lower() == "true"
+            if t == "null" and value.strip().lower() in ("null", "none", ""):
+                return None
+            if t in ("object", "array"):
+                parsed = json.loads(value)
+                if isinstance(parsed, dict if t == "object" else list):
+                    return parsed
+        except ValueError:
+            continue
+    return value
+
+
+def strip_stop(raw: str, pieces: tuple[str, ...]) -> tuple[str, str | None]:
+    """The output without the stop token that ended it, and that token."""
+    for piece in pieces:
+        if raw.endswith(piece):
+            return raw[: -len(piece)], piece
+    return raw, None

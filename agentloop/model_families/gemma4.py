@@ -1,0 +1,115 @@
+"""Gemma 4: <|turn>role … <turn|> turns, thinking in <|channel>thought … <channel|>, tool calls in Gemma's notation.
+
+    <|turn>model
+    <|channel>thought
+    …reasoning…<channel|><|tool_call>call:run_python{code:<|"|>print(2 ** 64)<|"|>}<tool_call|><|tool_response>
+
+A call's arguments are written like JSON with bare keys, strings between <|"|> marks, and numbers, booleans and
+null bare, so they arrive typed. The stop token says which way the turn went: <turn|> after an answer,
+<|tool_response> when the model waits for a tool's result, which then goes into the same model turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from agentloop.model_families.base import Family, FormatError, Parsed, Sampling, ToolCall, strip_stop
+
+QUOTE = '<|"|>'
+CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
+THOUGHT = re.compile(r"<\|channel>thought\n?(.*?)(<channel\|>|$)", re.S)
+BARE = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
+
+
+class Gemma4(Family):
+    def parse(self, raw: str, schemas: dict[str, dict], thinking_open: bool = False) -> Parsed:
+        """Read the model's thinking, reply and tool calls out of its raw output (special tokens included)."""
+        text, _ = strip_stop(raw, self.stop_pieces)
+        thoughts = THOUGHT.findall(text)
+        text = THOUGHT.sub("", text)
+        parsed = Parsed(thinking="\n".join(t.strip() for t, _ in thoughts))
+        if thoughts and not thoughts[-1][1] and not text.strip():  # still thinking when the output ended
+            return parsed
+        parsed.content = CALL.sub("", text).strip()
+        for match in CALL.finditer(text):
+            body, closed = match.group(1), match.group(2)
+            call = read_call(body, schemas)
+            if isinstance(call, str) or not closed:
+                message = call if isinstance(call, str) else "The tool call has no closing <tool_call|>."
+                parsed.error = FormatError(message + " " + EXAMPLE, match.group(0))
+                parsed.tool_calls = []
+                return parsed
+            parsed.tool_calls.append(call)
+        return parsed
+
+
+EXAMPLE = 'Write a call as <|tool_call>call:NAME{argument:<|"|>text<|"|>,number:42}<tool_call|>.'
+
+
+def read_call(body: str, schemas: dict[str, dict]) -> ToolCall | str:
+    """One call:NAME{…} as a ToolCall, or a sentence saying what is wrong with it."""
+    head = re.match(r"call:(\w+)", body)
+    if not head:
+        return "The tool call does not start with call:NAME."
+    name = head.group(1)
+    if name not in schemas:
+        return f"There is no tool named {name!r}; the tools are {', '.join(sorted(schemas)) or 'none'}."
+    try:
+        arguments, end = read_value(body, head.end())
+    except ValueError as e:
+        return f"The arguments of {name} cannot be read: {e}."
+    if not isinstance(arguments, dict) or body[end:].strip():
+        return f"The arguments of {name} must be one {{key:value,…}} and nothing after it."
+    return ToolCall(name, arguments)
+
+
+def read_value(s: str, i: int):
+    """The value that starts at s[i] in Gemma's notation, and the index just past it."""
+    if s.startswith(QUOTE, i):
+        end = s.find(QUOTE, i + len(QUOTE))
+        if end < 0:
+            raise ValueError("a string is not closed with <|\"|>")
+        return s[i + len(QUOTE):end], end + len(QUOTE)
+    if s.startswith("{", i):
+        return read_items(s, i + 1, "}", keyed=True)
+    if s.startswith("[", i):
+        return read_items(s, i + 1, "]", keyed=False)
+    bare = BARE.match(s, i)
+    if not bare:
+        raise ValueError(f"unexpected text at {s[i:i + 20]!r}")
+    return json.loads(bare.group(0)), bare.end()
+
+
+def read_items(s: str, i: int, close: str, keyed: bool):
+    """The items of an object (keyed) or a list, from just after its opening bracket."""
+    items: dict | list = {} if keyed else []
+    while True:
+        if s.startswith(close, i):
+            return items, i + 1
+        if keyed:
+            key = re.match(r"\s*(\w+)\s*:", s[i:])
+            if not key:
+                raise ValueError(f"expected key: at {s[i:i + 20]!r}")
+            value, i = read_value(s, i + key.end())
+            items[key.group(1)] = value
+        else:
+            value, i = read_value(s, i)
+            items.append(value)
+        if s.startswith(",", i):
+            i += 1
+        elif not s.startswith(close, i):
+            raise ValueError(f"expected , or {close} at {s[i:i + 20]!r}")
+
+
+GEMMA4 = Gemma4(
+    key="gemma4",
+    name="Gemma 4",
+    model_types=("gemma4", "gemma4_text"),
+    # Also in the checkpoint's generation_config.json: <eos>, <turn|> after an answer, <|tool_response> for a tool.
+    stop_pieces=("<turn|>", "<|tool_response>", "<eos>"),
+    thought_prefix="<|channel>thought\n",
+    channel_switch={"<|channel>": "thought", "<channel|>": "content", "<|tool_call>": "tool_call",
+                    "<tool_call|>": "content"},
+    sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
+)

@@ -1,0 +1,83 @@
+"""Decoding speed of SimpleBackend.generate() against transformers' own generate(), on the tiny checkpoints.
+
+Prints, one a line and last: the ratio of tokens/s (generate() ÷ model.generate(), greedy, 512 tokens; target
+≥ 0.95) for each model, and the cost of the token at position 2,000 ÷ the cost at position 100, detokenization
+and event building included (target ≤ 1.2). Both sides of each ratio are measured in this one run, interleaved.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+from transformers import GenerationConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from agentloop.model_backends.simple_backend import SimpleBackend  # noqa: E402
+from agentloop.model_families import Sampling  # noqa: E402
+from agentloop.paths import MODELS_DIR  # noqa: E402
+
+N = 512
+ROUNDS = 3
+
+
+def prompt(backend):
+    return backend.encode(backend.render([{"role": "user", "content": "Count the letters in strawberry."}], None, False))
+
+
+def ours(backend, encoded, n) -> float:
+    start = time.perf_counter()
+    # With no stop tokens, as on the other side.
+    backend.eos_ids, stops = set(), backend.eos_ids
+    count = sum(ev["type"] == "token" for ev in backend.generate(encoded, Sampling(temperature=0, max_new_tokens=n), lambda: False))
+    backend.eos_ids = stops
+    assert count == n, count
+    return n / (time.perf_counter() - start)
+
+
+def theirs(backend, encoded, n) -> float:
+    ids = torch.tensor([encoded.ids])
+    backend.model.generation_config.eos_token_id = None  # no stop tokens, as on the other side
+    start = time.perf_counter()
+    # No stop tokens, so both sides decode exactly n tokens.
+    config = GenerationConfig(max_new_tokens=n, do_sample=False, pad_token_id=0)
+    out = backend.model.generate(ids, generation_config=config)
+    assert out.shape[-1] - ids.shape[-1] == n
+    return n / (time.perf_counter() - start)
+
+
+def token_costs(backend, encoded, at: tuple[int, ...]) -> dict[int, float]:
+    """Seconds between consecutive token events around each position (median of 9)."""
+    stamps = []
+    backend.eos_ids, stops = set(), backend.eos_ids  # a random model may stop early; this measures positions
+    for ev in backend.generate(encoded, Sampling(temperature=0, max_new_tokens=max(at) + 6), lambda: False):
+        if ev["type"] == "token":
+            stamps.append(time.perf_counter())
+    backend.eos_ids = stops
+    return {p: statistics.median(stamps[i + 1] - stamps[i] for i in range(p - 4, p + 5)) for p in at}
+
+
+def main() -> None:
+    figures = []
+    for name in ("tiny-qwen3_5", "tiny-gemma4"):
+        backend = SimpleBackend(str(MODELS_DIR / name), device="cpu")
+        encoded = prompt(backend)
+        ours(backend, encoded, 32), theirs(backend, encoded, 32)  # warm up
+        ratios = []
+        for _ in range(ROUNDS):
+            a, b = ours(backend, encoded, N), theirs(backend, encoded, N)
+            ratios.append(a / b)
+            print(f"{name}: generate() {a:.0f} tok/s, model.generate() {b:.0f} tok/s")
+        figures.append((f"decode_ratio_{name}", statistics.median(ratios), "target ≥ 0.95"))
+        costs = token_costs(backend, encoded, (100, 2000))
+        print(f"{name}: token at 100 {costs[100] * 1000:.2f} ms, at 2000 {costs[2000] * 1000:.2f} ms")
+        figures.append((f"token_cost_2000_over_100_{name}", costs[2000] / costs[100], "target ≤ 1.2"))
+    for label, value, target in figures:
+        print(f"{label}: {value:.3f} ({target})")
+
+
+if __name__ == "__main__":
+    main()

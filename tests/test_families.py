@@ -1,0 +1,100 @@
+"""The families: templates and parsers agree, tool calls come back typed, malformed calls become format errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentloop.model_families import FAMILIES, UnsupportedModel, for_model_type
+from agentloop.model_families.base import FormatError
+
+SCHEMAS = {
+    "run_python": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
+    "convert": {"type": "object", "properties": {
+        "value": {"type": "number"}, "times": {"type": "integer"}, "exact": {"type": "boolean"},
+        "units": {"type": "array", "items": {"type": "string"}}, "options": {"type": "object"}, "label": {"type": "string"}}},
+}
+TOOLS = [{"type": "function", "function": {"name": n, "description": f"The {n} tool.", "parameters": p}} for n, p in SCHEMAS.items()]
+ARGS = {"value": 12.5, "times": 3, "exact": True, "units": ["km", "mi"], "options": {"round": 2}, "label": "42"}
+CODE = 'words = "a, b"\nprint(len(words))  # {"not": "json"}'
+
+
+def model_part(backend, messages, thinking=False):
+    """What the model wrote in the last message: the conversation rendered, less the prompt it was given."""
+    prompt = backend.render(messages[:-1], TOOLS, thinking)
+    full = backend.render(messages, TOOLS, thinking, generation_prompt=False)
+    assert full.startswith(prompt), "the template must render the model's message after the prompt it was given"
+    # The template writes a newline after the stop token; the model's own output ends at the stop token.
+    return full[len(prompt):].removesuffix("\n")
+
+
+@pytest.mark.parametrize("name,args", [("run_python", {"code": CODE}), ("convert", ARGS)])
+def test_rendered_call_parses_back(backend, name, args):
+    messages = [{"role": "user", "content": "Go."},
+                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]},
+                {"role": "tool", "name": name, "content": "done"}]
+    raw = model_part(backend, messages[:2])
+    parsed = backend.family.parse(raw, SCHEMAS)
+    assert parsed.error is None, parsed.error
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(name, args)]
+    # The value types survive: Qwen's plain-text values through the schema, Gemma's through its notation.
+    if name == "convert":
+        got = parsed.tool_calls[0].arguments
+        assert isinstance(got["times"], int) and isinstance(got["exact"], bool) and got["label"] == "42"
+
+
+def test_thinking_and_reply_parse_back(backend):
+    messages = [{"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello!", "reasoning_content": "A greeting."}]
+    prompt = backend.render(messages[:1], None, True)
+    raw = model_part(backend, messages, thinking=True)
+    parsed = backend.family.parse(raw, SCHEMAS, thinking_open=prompt.endswith(backend.family.thought_prefix))
+    assert (parsed.thinking, parsed.content, parsed.tool_calls, parsed.error) == ("A greeting.", "Hello!", [], None)
+
+
+def test_tool_result_goes_where_the_family_puts_it(backend):
+    messages = [{"role": "user", "content": "Go."},
+                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "run_python", "arguments": {"code": "print(4)"}}}]},
+                {"role": "tool", "name": "run_python", "content": "4\n"}]
+    prompt = backend.render(messages, TOOLS, False)
+    if backend.family.key == "qwen3_5":
+        assert "<|im_start|>user\n<tool_response>\n4\n\n</tool_response><|im_end|>\n<|im_start|>assistant\n" in prompt
+    else:  # in the same model turn, which stays open
+        assert prompt.endswith('<|tool_response>response:run_python{value:<|"|>4\n<|"|>}<tool_response|>')
+
+
+QWEN_BAD = {
+    "no closing tag": "<tool_call>\n<function=run_python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>\n<|im_end|>",
+    "no function": "<tool_call>\nrun_python(print(1))\n</tool_call><|im_end|>",
+    "unknown tool": "<tool_call>\n<function=rm_rf>\n</function>\n</tool_call><|im_end|>",
+    "text outside parameters": "<tool_call>\n<function=run_python>\ncode=print(1)\n</function>\n</tool_call><|im_end|>",
+}
+GEMMA_BAD = {
+    "no closing tag": '<|tool_call>call:run_python{code:<|"|>print(1)<|"|>}<|tool_response>',
+    "string not closed": '<|tool_call>call:run_python{code:<|"|>print(1)}<tool_call|><|tool_response>',
+    "not call:": '<|tool_call>run_python{code:<|"|>x<|"|>}<tool_call|><|tool_response>',
+    "unknown tool": '<|tool_call>call:rm_rf{}<tool_call|><|tool_response>',
+    "bad value": '<|tool_call>call:run_python{code:print(1)}<tool_call|><|tool_response>',
+    "trailing text": '<|tool_call>call:run_python{code:<|"|>x<|"|>} and more<tool_call|><|tool_response>',
+}
+
+
+@pytest.mark.parametrize("family,case,raw", [("qwen3_5", k, v) for k, v in QWEN_BAD.items()] + [("gemma4", k, v) for k, v in GEMMA_BAD.items()])
+def test_malformed_call_is_a_format_error_not_an_exception(family, case, raw):
+    parsed = FAMILIES[family].parse(raw, SCHEMAS)
+    assert isinstance(parsed.error, FormatError), case
+    assert parsed.tool_calls == []
+    assert "Write a call as" in parsed.error.message  # it tells the model the right format
+
+
+def test_unknown_model_type_is_refused():
+    assert for_model_type("gemma4").key == "gemma4" and for_model_type("qwen3_5").key == "qwen3_5"
+    with pytest.raises(UnsupportedModel, match="llama"):
+        for_model_type("llama")
+
+
+def test_qwen_coerces_plain_text_by_schema():
+    raw = ("<tool_call>\n<function=convert>\n<parameter=value>\n3\n</parameter>\n<parameter=times>\nseven\n</parameter>\n"
+           "<parameter=label>\n007\n</parameter>\n</function>\n</tool_call><|im_end|>")
+    args = FAMILIES["qwen3_5"].parse(raw, SCHEMAS).tool_calls[0].arguments
+    # A value that does not fit its type stays text, so validation names the field.
+    assert args == {"value": 3, "times": "seven", "label": "007"}
