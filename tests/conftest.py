@@ -34,7 +34,7 @@ def backend(request):
 def fake_hub_repos(tmp_path_factory):
     """{repo_id: folder} the fake Hub serves: agentloop-test/tiny-qwen3_5 (and the tiny Gemmas if built), plus
     agentloop-test/tiny-unsupported, whose config.json has a model_type no family knows. Copied once per session."""
-    from fake_hub import prepare_repos
+    from tests.fake_hub import prepare_repos
 
     return prepare_repos(tmp_path_factory.mktemp("fake-hub-repos"), MODELS_DIR)
 
@@ -48,7 +48,7 @@ def fake_hub(fake_hub_repos, monkeypatch):
     import importlib
 
     from huggingface_hub import constants
-    from fake_hub import FakeHub
+    from tests.fake_hub import FakeHub
 
     hub = FakeHub(fake_hub_repos).start()
     for name, value in {"HF_ENDPOINT": hub.url, "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}.items():

@@ -24,7 +24,8 @@ def download(model_id: str, only: list[str] | None = None) -> str:
     """The model's folder, after fetching the files it lacks (only those matching `only`, if given).
 
     snapshot_download lists the model's files on the Hub and fetches only those the cache lacks; when the Hub
-    cannot be reached it returns the cached snapshot, so a downloaded model still starts offline."""
+    cannot be reached (connection refused or timed out, HF_HUB_OFFLINE=1, the Hub answering 5xx) it returns the
+    cached snapshot, so a downloaded model still starts offline (tests/test_model_folder.py checks it)."""
     if os.path.isdir(model_id):  # a checkpoint on disk rather than a Hugging Face id
         return model_id
     check_family(model_id)
@@ -47,5 +48,9 @@ def check_family(model_id: str) -> model_families.Family:
 
 
 def _snapshot(model_id: str, **patterns) -> str:
+    # Each call names the pinned revision (or None: "main"), not the commit the config.json call resolved. With
+    # "main", snapshot_download first asks the Hub for the commit, and when that fails it falls back at once to
+    # the cache, or says at once that the cached snapshot is incomplete; given a commit it skips that question,
+    # tries each missing file and retries for ~20 s before failing (huggingface_hub 2.4.0).
     return snapshot_download(model_id, revision=model_families.REVISIONS.get(model_id), cache_dir=MODELS_DIR,
                              **patterns)
