@@ -14,10 +14,39 @@ def _models_build_tiny(args) -> int:
     return 0
 
 
+def _models_train_tiny(args) -> int:
+    from agentloop.paths import MODELS_DIR
+    from agentloop.training.train import train
+
+    for family in args.family:
+        out = train(str(MODELS_DIR / f"tiny-{family}"), MODELS_DIR / f"agent-{family}", steps=args.steps,
+                    batch_size=args.batch_size, seed=args.seed)
+        print(out)
+    return 0
+
+
+def _models_eval_tiny(args) -> int:
+    from agentloop.training.evaluate import main
+
+    return main(args)
+
+
 def _sandbox(args) -> int:
     from agentloop import sandbox
 
     return sandbox.cli_main(args)
+
+
+def _run(args) -> int:
+    from agentloop import terminal
+
+    return terminal.run(args)
+
+
+def _serve(args) -> int:
+    from demo_server.server import serve
+
+    return serve(args.host, args.port, args.model)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,11 +58,47 @@ def parser() -> argparse.ArgumentParser:
     build.add_argument("--out", default=None, help="folder to build into (default: models/)")
     build.set_defaults(func=_models_build_tiny)
 
+    run = sub.add_parser("run", help="ask one question and watch the agent loop in the terminal")
+    run.add_argument("question")
+    run.add_argument("--model", default=None, help="a model id or folder (default: the embedded default)")
+    run.add_argument("--yes", action="store_true", help="approve every tool call without asking")
+    run.add_argument("--json", action="store_true", help="print one event a line as JSON")
+    run.add_argument("--max-steps", type=int, default=6)
+    run.add_argument("--tools", default=None, help="comma-separated tools the model sees: run_python, list_files, read_file (default: run_python)")
+    run.add_argument("--no-tools", action="store_true", help="give the model no tools")
+    run.add_argument("--temperature", type=float, default=None)
+    run.add_argument("--top-p", type=float, default=None)
+    run.add_argument("--top-k", type=int, default=None)
+    run.add_argument("--max-tokens", type=int, default=256, help="max tokens per step")
+    run.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=False)
+    run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
+    run.set_defaults(func=_run)
+
+    tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4)")
+    tr.add_argument("--family", nargs="+", default=["qwen3_5", "gemma4"], choices=["qwen3_5", "gemma4"])
+    tr.add_argument("--steps", type=int, default=700)
+    tr.add_argument("--batch-size", type=int, default=16)
+    tr.add_argument("--seed", type=int, default=0)
+    tr.set_defaults(func=_models_train_tiny)
+    ev = models.add_parser("eval-tiny", help="measure the trained tiny models on held-out questions")
+    ev.add_argument("--model", nargs="+", default=["agent-qwen3_5", "agent-gemma4"])
+    ev.add_argument("-n", type=int, default=200, help="held-out questions of the trained kinds")
+    ev.add_argument("--seed", type=int, default=1_000_003, help="held-out: training uses other seeds")
+    ev.add_argument("--check", action="store_true", help="exit 1 when a figure misses its target")
+    ev.add_argument("--slack", type=float, default=0.0, help="points below the targets that still pass")
+    ev.set_defaults(func=_models_eval_tiny)
+
     sb = sub.add_parser("sandbox", help="run Python code in run_python's sandbox and print the result")
     sb.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
     sb.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
     sb.add_argument("-c", dest="code", required=True, help="the code to run")
     sb.set_defaults(func=_sandbox)
+
+    srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")
+    srv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    srv.add_argument("--port", type=int, default=8000)
+    srv.add_argument("--model", default=None, help="a model id or folder (default: the embedded default)")
+    srv.set_defaults(func=_serve)
     return p
 
 

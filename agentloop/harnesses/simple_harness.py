@@ -1,0 +1,236 @@
+"""SimpleHarness: the agent loop itself, one question at a time (chapter 1).
+
+Each step renders the whole conversation into one string, has the model generate, and reads what it wrote. A
+reply without a tool call is the final answer; a tool call is validated against the tool's schema, shown to the
+reader for approval, run, and its result appended, and the loop goes round again. Every stage sends an event
+(events.py), which is all the book's panels and the terminal ever see.
+
+Left out here: attachments (their chapter adds them), MTP, and pi's loop (pi_harness.py).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from agentloop import events
+from agentloop.model_backends import Backend
+from agentloop.model_families import Sampling
+from agentloop.tools import TOOLS, Tool, ToolOutput, validate
+
+SYSTEM_WITH_TOOLS = ("You are a helpful assistant. When a question needs computing, counting, converting or reading a "
+                     "file, call a tool, then answer with its result. The conversation's files are in /data.")
+SYSTEM_NO_TOOLS = "You are a helpful assistant. Answer briefly."
+
+
+@dataclass
+class RunSettings:
+    max_steps: int = 6
+    max_new_tokens: int = 256  # per step
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0
+    thinking: bool = False
+    use_tools: bool = True
+    # The tools the model sees: run_python alone by default, the one the embedded default model was trained to
+    # call; list_files and read_file are a setting away.
+    tools: tuple[str, ...] = ("run_python",)
+    auto_approve: bool = False
+    max_format_errors: int = 3
+    time_limit_s: float | None = 600.0
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens)
+
+
+class SimpleHarness:
+    def __init__(self, llm: Backend, history: list[dict], user_text: str, settings: RunSettings,
+                 emit: Callable[[dict], None], files: Path | None = None):
+        self.id = uuid.uuid4().hex[:12]
+        self.llm = llm
+        self.settings = settings
+        self.messages = [*history, {"role": "user", "content": user_text}]
+        # The conversation's folder, which run_python's sandbox sees as /data.
+        self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
+        self.tools: dict[str, Tool] = {n: t for n, t in TOOLS.items() if n in settings.tools} if settings.use_tools else {}
+        self._emit = emit
+        self._start = time.perf_counter()
+        self._stop = threading.Event()
+        self._decisions: dict[str, bool] = {}
+        self._decided = threading.Condition()
+
+    def run(self) -> None:
+        s = self.settings
+        family = self.llm.family  # how this model writes its turns, thinking and tool calls
+        tools = [t.schema() for t in self.tools.values()] or None  # for the chat template
+        schemas = {t.name: t.parameters for t in self.tools.values()}  # for the parser: Qwen's values need types
+        system = {"role": "system", "content": SYSTEM_WITH_TOOLS if tools else SYSTEM_NO_TOOLS}
+        self.emit("run_start", run_id=self.id, harness="simple", model=self.llm.model_id, family=family.key,
+                  settings=asdict(s), tools=list(self.tools))
+
+        seen: list[tuple[str, str]] = []  # calls already made, so a repeat is caught
+        format_errors = 0
+        prev_prompt = ""
+        stop_reason, final = "max_steps", ""
+        for step in range(1, s.max_steps + 1):
+            self.emit("step_start", step=step)
+            prompt = self.llm.render([system, *self.messages], tools, s.thinking)
+            encoded = self.llm.encode(prompt)
+            self.emit("context", step=step, prompt=encoded.text, n_tokens=encoded.n_tokens,
+                      # what this step added: everything after the part it shares with the last step's prompt
+                      added_from=common_prefix(prompt, prev_prompt) if prev_prompt else 0,
+                      media_tokens=encoded.media_tokens, context_length=self.llm.context_length,
+                      roles=role_counts([system, *self.messages]))
+            prev_prompt = prompt
+
+            done: dict = {}
+            for ev in self.llm.generate(encoded, s.sampling, self._should_stop):
+                kind = ev.pop("type")
+                if kind == "done":
+                    done = ev
+                else:
+                    self.emit(kind, step=step, **ev)  # prefill and each token, as they come
+            raw = done.pop("raw")
+            self.emit("model_end", step=step, raw=raw, **done)
+            if done["finish"] == "user_stopped":
+                stop_reason = self._why_stopped()
+                break
+
+            parsed = family.parse(raw, schemas, thinking_open=encoded.text.endswith(family.thought_prefix))
+            if parsed.error:  # shown to the model, which gets another try
+                format_errors += 1
+                self.emit("tool_call", step=step, call_id=f"{step}.0", name=None, args={}, error=parsed.error.message)
+                self.messages += [{"role": "assistant", "content": parsed.content + parsed.error.text},
+                                  {"role": "user", "content": f"Your tool call could not be read. {parsed.error.message}"}]
+                if format_errors >= s.max_format_errors:
+                    stop_reason = "format_errors"
+                    break
+                continue
+            if not parsed.tool_calls:  # a reply without a tool call is the final answer
+                self.messages.append({"role": "assistant", "content": parsed.content, family.thinking_key: parsed.thinking})
+                stop_reason, final = "final", parsed.content
+                break
+
+            self.messages.append({
+                "role": "assistant", "content": parsed.content, family.thinking_key: parsed.thinking,
+                "tool_calls": [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                               for c in parsed.tool_calls],
+            })
+            for i, call in enumerate(parsed.tool_calls):
+                call_id = f"{step}.{i}"
+                tool, key = self.tools[call.name], (call.name, json.dumps(call.arguments, sort_keys=True))
+                error = validate(tool, call.arguments)
+                self.emit("tool_call", step=step, call_id=call_id, name=call.name, args=call.arguments,
+                          **({"error": error} if error else {}))
+                started = None
+                if error:  # back to the model as an error result; nothing runs, nobody is asked
+                    output = ToolOutput(f"Invalid arguments: {error}", True)
+                elif key in seen:
+                    output = ToolOutput("You already made this exact call; its result is above. Use it to answer, "
+                                        "or make a different call.", True)
+                else:
+                    seen.append(key)
+                    approved = self._ask(step, call_id)
+                    if approved is None:  # stopped while waiting
+                        stop_reason = self._why_stopped()
+                        break
+                    started = time.perf_counter()
+                    output = self._run_tool(tool, call.arguments) if approved else ToolOutput(
+                        "The user denied this tool call. Do not run it again; answer without it or ask what to do.", True)
+                self._result(step, call_id, call.name, output, started)
+            else:
+                continue
+            break  # stopped inside the calls
+
+        self.emit("run_end", stop_reason=stop_reason, final=final, steps=step,
+                  ms=round((time.perf_counter() - self._start) * 1000, 1))
+
+    # -- the reader's side ------------------------------------------------------------------------------------------
+
+    def decide(self, call_id: str, approve: bool) -> None:
+        """The reader's answer to a permission event (from another thread)."""
+        with self._decided:
+            self._decisions[call_id] = approve
+            self._decided.notify_all()
+
+    def stop(self) -> None:
+        """End the run from another thread: generation stops before its next token, a wait for permission at once."""
+        self._stop.set()
+        with self._decided:
+            self._decided.notify_all()
+
+    # -- the steps the loop reads as one line each --------------------------------------------------------------------
+
+    def emit(self, kind: str, **fields) -> None:
+        self._emit(events.make(kind, **fields))
+
+    def _should_stop(self) -> bool:
+        return self._stop.is_set() or self._out_of_time()
+
+    def _out_of_time(self) -> bool:
+        limit = self.settings.time_limit_s
+        return limit is not None and time.perf_counter() - self._start > limit
+
+    def _why_stopped(self) -> str:
+        return "user_stopped" if self._stop.is_set() else "time_limit"
+
+    def _ask(self, step: int, call_id: str) -> bool | None:
+        """Send `permission` and wait for the reader's decision; None if the run is stopped meanwhile."""
+        self.emit("permission", step=step, call_id=call_id)
+        if self.settings.auto_approve:
+            approved, by = True, "auto"
+        else:
+            with self._decided:
+                self._decided.wait_for(lambda: call_id in self._decisions or self._should_stop())
+            if call_id not in self._decisions:
+                return None
+            approved, by = self._decisions[call_id], "reader"
+        self.emit("decision", step=step, call_id=call_id, approved=approved, by=by)
+        return approved
+
+    def _run_tool(self, tool: Tool, args: dict) -> ToolOutput:
+        try:
+            return tool.run(args, self.files)
+        except Exception as e:  # a broken tool is a result the model can read, not the end of the run
+            return ToolOutput(f"The tool failed: {type(e).__name__}: {e}", True)
+
+    def _result(self, step: int, call_id: str, name: str, output: ToolOutput, started: float | None = None) -> None:
+        """Send `tool_result` and append it to the conversation, where the model reads it next step."""
+        ms = round((time.perf_counter() - started) * 1000, 1) if started is not None else 0.0
+        self.emit("tool_result", step=step, call_id=call_id, name=name, output=output.output,
+                  is_error=output.is_error, ms=ms)
+        self.messages.append({"role": "tool", "name": name, "tool_call_id": call_id, "content": output.output})
+
+
+def run_reporting_errors(harness: SimpleHarness) -> None:
+    """harness.run(), with any failure inside it sent as an `error` event and a `run_end`, so a reader sees it."""
+    try:
+        harness.run()
+    except Exception as e:
+        harness.emit("error", message={"en": f"The run failed: {type(e).__name__}: {e}",
+                                       "zh": f"執行失敗：{type(e).__name__}: {e}"})
+        harness.emit("run_end", stop_reason="error", final="", steps=0,
+                     ms=round((time.perf_counter() - harness._start) * 1000, 1))
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many leading characters two strings share."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def role_counts(messages: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for m in messages:
+        counts[m["role"]] = counts.get(m["role"], 0) + 1
+    return counts

@@ -1,0 +1,323 @@
+"""run_python's sandbox: run model-written Python code with bubblewrap, seeing one folder and nothing else.
+
+What it follows: the usual bubblewrap recipe (as Flatpak uses it). The code gets its own user, PID, network,
+IPC, UTS and cgroup namespaces; a root made of read-only /usr plus a fresh /proc, a minimal /dev and a private
+/tmp; the conversation's folder as /data, the only host folder it can write; an empty environment. Inside it is
+uid 65534 ("nobody") with no capabilities, and prlimit caps CPU seconds, memory, processes, file size and open
+files. A wall-clock timeout kills the whole sandbox: bwrap's init is PID 1 of the sandbox, and when PID 1 dies
+the kernel kills every process in its PID namespace, daemons included.
+
+One detail is about root. The kernel never applies RLIMIT_NPROC to processes whose real uid is 0 (kernel/fork.c
+exempts the root user), even inside a user namespace, so a server running as root could not bound a fork bomb.
+As root we therefore start bwrap as the real user nobody, and lend it the conversation's folder for the run
+(one run per folder at a time).
+
+What it leaves out: a seccomp filter (bwrap takes one, but writing BPF is its own chapter), a bound on the sum
+of the processes' memory (RLIMIT_AS is per process: a cgroup would bound the sum and needs privileges we do not
+assume), a disk quota on /data (each file is capped, not their number), and hiding bwrap's own command line,
+which the code can read in /proc/1/cmdline (it names the folder's host path, nothing secret).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_TIMEOUT = 10.0  # seconds of wall clock before the sandbox is killed
+NOBODY = 65534  # the uid and gid the code runs as (inside always; outside too when the server is root)
+INSTALL = "sudo apt-get install bubblewrap"
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: int = 10  # RLIMIT_CPU, per process: SIGXCPU at this, SIGKILL one second later
+    memory_bytes: int = 512 << 20  # RLIMIT_AS, per process: allocations past it fail (MemoryError)
+    processes: int = 16  # RLIMIT_NPROC: processes and threads in the sandbox, bwrap's init included
+    file_bytes: int = 64 << 20  # RLIMIT_FSIZE: the largest file the code may write
+    open_files: int = 256  # RLIMIT_NOFILE
+    tmp_bytes: int = 64 << 20  # size of the private /tmp and /dev/shm, which live in memory
+    output_bytes: int = 64 << 10  # kept of stdout and of stderr; the rest is read and dropped
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class SandboxResult:
+    stdout: str
+    stderr: str
+    exit_code: int | None  # bash's convention: 128 + N when killed by signal N; None when killed at the timeout
+    timed_out: bool  # killed by the wall-clock limit
+    truncated: bool  # stdout or stderr was cut at Limits.output_bytes
+    ms: float  # wall-clock time of the whole run
+    reason: str | None = None  # why the run ended early, in words, or None
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create namespaces here. The code was not run: never unsandboxed."""
+
+
+def find_python() -> tuple[str, list[str]]:
+    """The interpreter the sandbox runs, and the read-only bind it needs beyond /usr.
+
+    The system's python3, not this project's venv: the sandbox sees /usr and nothing of the repository."""
+    for path in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(path, os.X_OK):
+            return path, []
+    # No system python3: the interpreter this venv was made from, binding exactly its install prefix
+    # (say /root/.pyenv/versions/3.11.7), never the rest of the home directory around it.
+    prefix = os.path.realpath(sys.base_prefix)
+    return f"{prefix}/bin/python3", ["--ro-bind", prefix, prefix]
+
+
+def system_dirs() -> list[str]:
+    """/bin, /lib, ... are symlinks into /usr on a merged-/usr system (recreate the link), real folders on
+    older ones (bind them read-only)."""
+    args = []
+    for path in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def bwrap_args(folder: str, code_fd: int, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The bubblewrap command line: the sandbox, one line at a time. `folder` is the host path seen as /data."""
+    return [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-all",  # new user, PID, network, IPC, UTS and cgroup namespaces: no network but a loopback
+        "--unshare-user",  # the user namespace is required, not "if possible"
+        "--disable-userns",  # and the code cannot make a nested one (where it would be root)
+        "--uid", str(NOBODY), "--gid", str(NOBODY),  # inside, the code is nobody
+        "--cap-drop", "ALL",  # with no capabilities
+        "--hostname", "sandbox",
+        "--die-with-parent",  # if the server dies, the sandbox dies with it
+        "--new-session",  # setsid(): the code cannot type into our terminal (TIOCSTI)
+        "--ro-bind", "/usr", "/usr",  # the system, read-only: python3 and its standard library
+        *system_dirs(),
+        *find_python()[1],  # python3's install prefix, read-only, when it is not under /usr
+        "--proc", "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
+        "--dev", "/dev",  # null, zero, full, random, urandom, tty: no disks
+        "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",  # for multiprocessing's semaphores
+        "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",  # a private /tmp in memory, not the host's
+        "--bind", folder, "/data",  # the conversation's folder: the only host folder it can write
+        "--ro-bind-data", str(code_fd), "/tmp/main.py",  # the code, copied in from a file descriptor
+        "--remount-ro", "/dev",  # no new files in /dev
+        "--remount-ro", "/",  # nor in the root: only /data, /tmp and /dev/shm are writable
+        "--chdir", "/data",
+        "--clearenv",  # none of the server's environment (its secrets) gets in; then a minimal one
+        "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+        "--setenv", "HOME", "/tmp",
+        "--setenv", "USER", "nobody",  # for getpass.getuser(): there is no /etc/passwd
+        "--setenv", "TMPDIR", "/tmp",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PYTHONPATH", "/data",  # `import helper` finds the helper.py the code saved in /data
+    ]
+
+
+def prlimit_args(limits: Limits) -> list[str]:
+    """Resource limits, set inside the sandbox so RLIMIT_NPROC counts only the sandbox's own processes
+    (it counts per user namespace); set before bwrap, it would count all of the server user's processes."""
+    return [
+        "prlimit",
+        f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",  # soft < hard, so SIGXCPU says "CPU time"
+        f"--as={limits.memory_bytes}",
+        f"--nproc={limits.processes}",
+        f"--fsize={limits.file_bytes}",
+        f"--nofile={limits.open_files}",
+        "--core=0",  # a crash leaves no core file in /data
+    ]
+
+
+def command(data: str, code_fd: int, limits: Limits) -> list[str]:
+    """bwrap runs prlimit, which runs python3 on the code. -u: unbuffered, so what the code printed before
+    a kill still reaches us."""
+    python, _ = find_python()
+    return [*bwrap_args(data, code_fd, limits), "--", *prlimit_args(limits), "--", python, "-u", "/tmp/main.py"]
+
+
+def as_nobody(folder: str, stage: str, argv: list[str]) -> list[str]:
+    """Root only: run argv as the real user nobody, with `folder` bind-mounted at `stage`.
+
+    nobody may not be allowed to walk to the folder (pytest's temporary folders sit under a 0700 one), so root
+    bind-mounts it at a stage folder that nobody can reach, in a private mount namespace the host never sees."""
+    return [
+        "unshare", "--mount", "--propagation", "private", "--",
+        "sh", "-c", 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", folder, stage,
+        "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+        *argv,
+    ]
+
+
+@contextmanager
+def mounted(folder: Path):
+    """Yield the path bwrap binds at /data, and what the command needs around it (as root: as_nobody)."""
+    if os.geteuid() != 0:
+        yield str(folder), lambda argv: argv
+        return
+    owner = folder.stat()
+    os.chown(folder, NOBODY, NOBODY)  # lend the folder to the sandbox's user for the run, so it can write there
+    stage = tempfile.mkdtemp(prefix="agentloop-sandbox-")
+    os.chmod(stage, 0o755)
+    try:
+        yield stage, lambda argv: as_nobody(str(folder), stage, argv)
+    finally:
+        os.rmdir(stage)  # empty on the host: the bind mount only ever existed in the private namespace
+        os.chown(folder, owner.st_uid, owner.st_gid)  # files the code made stay nobody's: next run may change them
+
+
+def run(code: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> SandboxResult:
+    """Run `code` with python3 in the sandbox, `folder` seen as /data (its working folder)."""
+    folder = Path(folder).resolve(strict=True)
+    if not folder.is_dir():
+        raise NotADirectoryError(folder)
+    check()
+    return _run(code, folder, timeout, limits)
+
+
+def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResult:
+    code_fd = os.memfd_create("main.py", 0)  # any size, no temporary file: bwrap copies it into /tmp
+    os.write(code_fd, code.encode(errors="replace"))  # a lone surrogate from JSON becomes "?", not a crash
+    os.lseek(code_fd, 0, os.SEEK_SET)
+    start = time.monotonic()
+    try:
+        with mounted(folder) as (data, wrap):
+            proc = subprocess.Popen(
+                wrap(command(data, code_fd, limits)),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(code_fd,),
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},  # bwrap's own environment shows in /proc/1/environ
+                cwd="/",  # and so does its working folder (as PWD)
+                start_new_session=True,  # its own process group, for killpg
+            )
+            try:
+                out, err, timed_out, truncated = read_capped(proc, start + timeout, limits.output_bytes)
+            finally:
+                kill(proc)
+    finally:
+        os.close(code_fd)
+    exit_code = None if timed_out else proc.returncode
+    return SandboxResult(out, err, exit_code, timed_out, truncated, (time.monotonic() - start) * 1000,
+                         explain(exit_code, timed_out, err, timeout))
+
+
+def read_capped(proc: subprocess.Popen, deadline: float, cap: int) -> tuple[str, str, bool, bool]:
+    """Read stdout and stderr as they come, keeping `cap` bytes of each; kill the sandbox at `deadline`.
+
+    Reading both at once means neither pipe fills up and blocks the code; dropping past the cap means a
+    print loop cannot fill the server's memory. Pipes close when every process holding them is gone."""
+    kept = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    cut = {proc.stdout: False, proc.stderr: False}
+    timed_out = False
+    sel = selectors.DefaultSelector()
+    for pipe in kept:
+        sel.register(pipe, selectors.EVENT_READ)
+    while sel.get_map():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            if timed_out:
+                break  # killed two seconds ago and the pipes are still open: stop waiting for them
+            timed_out = True
+            kill(proc)
+            deadline = time.monotonic() + 2.0  # time to read what is left in the pipes
+            continue
+        for key, _ in sel.select(left):
+            chunk = os.read(key.fd, 1 << 16)
+            if not chunk:
+                sel.unregister(key.fileobj)
+                continue
+            buf = kept[key.fileobj]
+            room = cap - len(buf)
+            cut[key.fileobj] |= len(chunk) > room
+            buf += chunk[:max(room, 0)]
+    sel.close()
+
+    def text(pipe) -> str:
+        s = kept[pipe].decode("utf-8", errors="replace")
+        return s + f"\n[… output cut at {cap} bytes …]" if cut[pipe] else s
+
+    return text(proc.stdout), text(proc.stderr), timed_out, any(cut.values())
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """Kill bwrap's process group and reap it. --die-with-parent then kills bwrap's init (the sandbox's PID 1),
+    and the kernel kills everything else in the sandbox's PID namespace."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def explain(exit_code: int | None, timed_out: bool, stderr: str, timeout: float) -> str | None:
+    """Why the run ended early, in one short sentence for the model (None: it ended by itself).
+
+    The exit code is the fact; the rest reads the traceback, so it is a good guess, not a proof."""
+    if timed_out:
+        return f"killed after the {timeout:g} s wall-clock limit"
+    if not exit_code:
+        return None
+    if exit_code == 128 + signal.SIGXCPU:
+        return "CPU time limit reached"
+    if exit_code == 128 + signal.SIGXFSZ or "File too large" in stderr:
+        return "file size limit reached"
+    if "MemoryError" in stderr:
+        return "memory limit reached"
+    if "BlockingIOError" in stderr and "fork" in stderr:
+        return "process limit reached"
+    if exit_code > 128 and exit_code - 128 in signal.valid_signals():
+        return f"killed by {signal.Signals(exit_code - 128).name}"
+    return None
+
+
+_works = False  # set once a first sandbox has started: the check below runs once per process
+
+
+def check() -> None:
+    """Raise SandboxUnavailable unless bubblewrap is installed and can make its namespaces here."""
+    global _works
+    if shutil.which("bwrap") is None:
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed, so run_python cannot run code: it never runs code "
+            f"outside a sandbox. Install it with: {INSTALL}")
+    if _works:
+        return
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            result = _run("pass", Path(folder), 30.0, DEFAULT_LIMITS)
+        problem = (result.stderr.strip() or f"exit code {result.exit_code}") if result.exit_code != 0 else None
+    except OSError as e:  # a program of the command line is missing
+        problem = str(e)
+    if problem:
+        raise SandboxUnavailable(
+            f"bubblewrap is installed but could not start the sandbox: {problem} "
+            "(it needs user namespaces, and util-linux's prlimit; as root also unshare and setpriv). "
+            "run_python never runs code outside a sandbox.")
+    _works = True
+
+
+def cli_main(args) -> int:
+    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print the result."""
+    folder = Path(args.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
+    try:
+        r = run(args.code, folder, timeout=timeout)
+    except SandboxUnavailable as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(f"--- stdout\n{r.stdout}" if r.stdout else "--- stdout (empty)")
+    print(f"--- stderr\n{r.stderr}" if r.stderr else "--- stderr (empty)")
+    print(f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else ""))
+    return 0

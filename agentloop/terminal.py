@@ -1,0 +1,113 @@
+"""`agentloop run`: SimpleHarness in the terminal, each event printed as it comes, permission asked with y/n."""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+from pathlib import Path
+
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.tools import select
+
+DEFAULT_MODEL = "tiny-qwen3_5"
+
+
+def default_model() -> str:
+    from agentloop.paths import MODELS_DIR
+
+    return str(MODELS_DIR / DEFAULT_MODEL)
+
+
+def settings_from(args, defaults) -> RunSettings:
+    """The run's settings: the flags given, and the checkpoint's recommended sampling for the rest."""
+    tools = tuple(t.strip() for t in args.tools.split(",")) if args.tools else RunSettings().tools
+    select(tools)  # an unknown tool name fails here, before the model loads
+    return RunSettings(
+        max_steps=args.max_steps, max_new_tokens=args.max_tokens, thinking=args.thinking,
+        temperature=defaults.temperature if args.temperature is None else args.temperature,
+        top_p=defaults.top_p if args.top_p is None else args.top_p,
+        top_k=defaults.top_k if args.top_k is None else args.top_k,
+        use_tools=not args.no_tools, tools=tools, auto_approve=args.yes,
+    )
+
+
+def run(args) -> int:
+    from agentloop.model_backends.simple_backend import SimpleBackend
+
+    llm = SimpleBackend(args.model or default_model())
+    settings = settings_from(args, llm.sampling_defaults)
+    inbox: queue.Queue = queue.Queue()
+    harness = SimpleHarness(llm, [], args.question, settings, inbox.put, Path(args.folder) if args.folder else None)
+    worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
+    worker.start()
+    show = print_json if args.json else Printer().show
+    while True:
+        event = inbox.get()
+        show(event)
+        if event["type"] == "permission" and not settings.auto_approve:
+            harness.decide(event["call_id"], ask_yes_no(f"Run call {event['call_id']}? [y/N] "))
+        if event["type"] == "run_end":
+            worker.join()
+            return 0 if event["stop_reason"] == "final" else 1
+
+
+def ask_yes_no(prompt: str) -> bool:
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def print_json(event: dict) -> None:
+    print(json.dumps(event, ensure_ascii=False), flush=True)
+
+
+class Printer:
+    """Events as lines a person reads; tokens stream inline as text."""
+
+    def __init__(self):
+        self.streaming = False
+
+    def line(self, text: str) -> None:
+        if self.streaming:
+            sys.stdout.write("\n")
+            self.streaming = False
+        print(text, flush=True)
+
+    def show(self, e: dict) -> None:
+        kind = e["type"]
+        if kind == "token":
+            sys.stdout.write(e["text"])
+            sys.stdout.flush()
+            self.streaming = True
+        elif kind == "run_start":
+            self.line(f"== {e['model']} ({e['family']}), tools: {', '.join(e['tools']) or 'none'}")
+        elif kind == "step_start":
+            self.line(f"-- step {e['step']}")
+        elif kind == "context":
+            self.line(f"   context: {e['n_tokens']} tokens of {e['context_length']}, roles {e['roles']}")
+        elif kind == "prefill":
+            self.line(f"   prefill: {e['n_tokens']} tokens in {e['ms']} ms")
+        elif kind == "model_end":
+            self.line(f"   [{e['finish']}{' at ' + e['stop_piece'] if e['stop_piece'] else ''}: {e['n_tokens']} tokens, "
+                      f"{e['tok_per_s']} tok/s]")
+        elif kind == "tool_call":
+            if e.get("error") and e["name"] is None:
+                self.line(f"   format error: {e['error']}")
+            else:
+                self.line(f"   tool call {e['call_id']}: {e['name']}({json.dumps(e['args'], ensure_ascii=False)})"
+                          + (f" — invalid: {e['error']}" if e.get("error") else ""))
+        elif kind == "decision":
+            self.line(f"   {'approved' if e['approved'] else 'denied'} ({e['by']})")
+        elif kind == "tool_result":
+            self.line(f"   result{' (error)' if e['is_error'] else ''} in {e['ms']} ms:\n" + indent(e["output"]))
+        elif kind == "run_end":
+            self.line(f"== {e['stop_reason']} after {e['steps']} steps, {e['ms']} ms\n{e['final']}")
+        elif kind == "error":
+            self.line(f"!! {e['message']['en']}")
+
+
+def indent(text: str) -> str:
+    return "\n".join("      " + line for line in text.splitlines()) or "      (no output)"

@@ -1,0 +1,40 @@
+"""The command line: `agentloop run` prints the loop's events, `agentloop sandbox` runs code as run_python would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from agentloop import events
+from tests.conftest import TINY
+
+
+def agentloop(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentloop", *args], capture_output=True, text=True, timeout=300, **kw)
+
+
+def test_run_json_prints_one_documented_event_a_line():
+    out = agentloop("run", "--json", "--yes", "--max-steps", "1", "--max-tokens", "8", "--temperature", "0",
+                    "--model", str(TINY["gemma4"]), "Hello")
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    for event in lines:
+        events.check(event)
+    assert [e["type"] for e in lines[:3]] == ["run_start", "step_start", "context"]
+    assert lines[-1]["type"] == "run_end" and lines[0]["family"] == "gemma4" and lines[0]["tools"] == ["run_python"]
+
+
+def test_run_prints_readably():
+    out = agentloop("run", "--max-steps", "1", "--max-tokens", "5", "--no-tools", "--model", str(TINY["qwen3_5"]), "Hi")
+    assert "-- step 1" in out.stdout and "prefill:" in out.stdout and "tools: none" in out.stdout
+
+
+def test_unknown_tool_is_refused_before_loading():
+    out = agentloop("run", "--tools", "rm_rf", "Hi")
+    assert out.returncode != 0 and "rm_rf" in out.stderr
+
+
+def test_sandbox_command(tmp_path):
+    out = agentloop("sandbox", "--folder", str(tmp_path), "-c", "open('/data/x.txt', 'w').write('hi'); print(6 * 7)")
+    assert out.returncode == 0 and "42" in out.stdout
+    assert (tmp_path / "x.txt").read_text() == "hi"
