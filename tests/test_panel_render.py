@@ -1,0 +1,308 @@
+"""The panel's renderer in a real browser: chapter 1 of the built book, served by a plain static server (no demo
+server, so the panel replays), with a recording this test writes. Events are made with agentloop.events.make:
+this tests how the panel draws the vocabulary, not a run of the loop."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+from agentloop.events import make
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)"
+)
+
+
+def top5(chosen: int, piece: str, p: float, kept: int) -> list[dict]:
+    rest = [(900, "▁the", 0.08), (901, "▁a", 0.05), (902, "\n", 0.03), (903, "▁is", 0.01)]
+    cands = sorted([(chosen, piece, p), *rest], key=lambda c: -c[2])[:5]
+    return [{"id": i, "piece": s, "p": q, "kept": rank < kept} for rank, (i, s, q) in enumerate(cands)]
+
+
+def tokens(step: int, channel: str, pieces: list[tuple[str, str, float]], start: int = 0) -> list[dict]:
+    out = []
+    for n, (piece, text, p) in enumerate(pieces, start=start):
+        special = piece.startswith("<")
+        out.append(make(
+            "token", step=step, index=n, id=100 + n, piece=piece, text="" if special else text, special=special,
+            channel=channel, p=p, logprob=round(math.log(p), 4), rank=1 if p >= 0.5 else 2,
+            p_sampled=p, kept=3, top=top5(100 + n, piece, p, 3),
+        ))
+    return out
+
+
+def recording() -> list[dict]:
+    """A two-step run with a tool call, its permission and decision, an error, and the end."""
+    run = [
+        make("run_start", run_id="test-run", harness="simple", model="tiny/qwen3_5", family="qwen3_5",
+             settings={"max_steps": 3, "temperature": 0.0, "use_tools": True}, tools=["run_python"]),
+        make("step_start", step=1),
+        make("context", step=1, prompt="<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n",
+             n_tokens=18, added_from=0, media_tokens=0, context_length=2048, roles={"system": 1, "user": 1}),
+        make("prefill", step=1, n_tokens=18, ms=4.0),
+        *tokens(1, "thought", [("<think>", "", 0.99), ("▁Compute", "Compute", 0.42), ("▁it", " it", 0.81),
+                               ("</think>", "", 0.97)]),
+        *tokens(1, "tool_call", [("<tool_call>", "", 0.95), ("{\"", "{\"", 0.07)], start=4),
+        make("model_end", step=1, finish="stop_token", stop_piece="<|im_end|>", n_tokens=6, decode_ms=6.0,
+             tok_per_s=1000.0, mtp=None, raw="<think>Compute it</think><tool_call>{\""),
+        make("tool_call", step=1, call_id="call-1", name="run_python", args={"code": "print(6*7)"}),
+        make("permission", step=1, call_id="call-1"),
+        make("decision", step=1, call_id="call-1", approved=True, by="user"),
+        make("tool_result", step=1, call_id="call-1", name="run_python", output="42\n", is_error=False, ms=3.0),
+        make("step_start", step=2),
+        *tokens(2, "content", [("▁It", "It", 0.93), ("▁is", " is", 0.88), ("▁42", " 42", 0.64),
+                               ("<|im_end|>", "", 0.99)]),
+        make("model_end", step=2, finish="stop_token", stop_piece="<|im_end|>", n_tokens=4, decode_ms=4.0,
+             tok_per_s=1000.0, mtp=None, raw="It is 42<|im_end|>"),
+        make("error", message={"en": "An example error.", "zh": "一個範例錯誤。"}),
+        make("run_end", stop_reason="final", final="It is 42", steps=2, ms=40.0),
+    ]
+    return run
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The book built into a temporary folder and served by Python's static file server on 127.0.0.1."""
+    site = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield site, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update",
+        ])
+        yield b
+        b.close()
+
+
+def chapter1_url(site: Path, base: str) -> tuple[str, Path]:
+    """Chapter 1's URL, and where its panel's data-replay points inside the built site."""
+    (md,) = sorted((ROOT / "docs/chapters").glob("01-*.md"))
+    page_url = urljoin(base, f"chapters/{md.stem}/")
+    html = (site / "chapters" / md.stem / "index.html").read_text(encoding="utf-8")
+    replay = re.search(r'class="agentloop-panel"[^>]*data-replay="([^"]+)"', html)[1]
+    return page_url, site / urlparse(urljoin(page_url, replay)).path.lstrip("/")
+
+
+def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
+    site, base = served
+    url, replay_file = chapter1_url(site, base)
+    page = browser.new_page(viewport={"width": 1200, "height": 1000})
+    problems: list[str] = []
+    offsite: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("request", lambda r: offsite.append(r.url) if not r.url.startswith(base) else None)
+
+    # Without a recording the panel says so.
+    replay_file.unlink(missing_ok=True)
+    page.goto(url)
+    page.wait_for_selector(".agentloop-panel.al-missing")
+    assert "Recording missing" in page.inner_text(".agentloop-panel .al-status")
+    assert "make serve" in page.inner_text(".agentloop-panel .al-note")
+
+    events = recording()
+    replay_file.parent.mkdir(parents=True, exist_ok=True)
+    replay_file.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    page.goto(url)
+    page.wait_for_selector(".agentloop-panel .al-play")
+    assert "This is a recorded run" in page.inner_text(".agentloop-panel .al-note")
+    page.select_option(".agentloop-panel .al-speed", "20")
+    page.click(".agentloop-panel .al-play")
+    page.wait_for_selector(".agentloop-panel .al-run-end", state="visible", timeout=20_000)
+    status = page.inner_text(".agentloop-panel .al-status")
+    assert f"event {len(events)} of {len(events)}" in status and "finished" in status
+
+    # Everything the recording holds was drawn.
+    panel = page.locator(".agentloop-panel")
+    n_tokens = sum(e["type"] == "token" for e in events)
+    assert panel.locator(".al-tok:not(.al-legend .al-tok)").count() == n_tokens
+    assert panel.locator(".al-step").count() == 2
+    assert panel.locator(".al-seg.al-ch-thought").count() == 1
+    assert panel.locator(".al-seg.al-ch-tool_call").count() == 1
+    assert "Approved by user" in panel.locator(".al-permission").inner_text()
+    assert panel.locator(".al-permission button:disabled").count() == 2
+    assert "42" in panel.locator(".al-tool-result").inner_text()
+    assert "It is 42" in panel.locator(".al-run-end").inner_text()
+    error = panel.locator(".al-error").inner_text()
+    assert "An example error." in error and "一個範例錯誤。" in error
+
+    # Hovering a token shows the shared popover with rank, kept and the top 5.
+    token = panel.locator(".al-step .al-tok").nth(1)  # "Compute", p = 0.42, rank 2
+    token.hover()
+    pop = page.locator(".al-popover")
+    pop.wait_for(state="visible")
+    text = pop.inner_text()
+    assert "rank" in text and "p_sampled" in text and "kept" in text and "3 candidates" in text
+    assert '"▁Compute"' in text and "0.4200" in text
+    assert pop.locator(".al-pop-top tr:not(.al-pop-th)").count() == 5
+    assert pop.locator(".al-pop-top tr.al-chosen").count() == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "replay.png"), full_page=True)
+
+    # The keyboard reaches the same details: focus the stream, then move with the arrow keys.
+    page.mouse.move(0, 0)
+    stream = panel.locator(".al-stream").first
+    stream.focus()
+    page.keyboard.press("ArrowRight")
+    assert '"▁Compute"' in pop.inner_text()
+
+    assert not problems, problems
+    assert not offsite, f"the book fetched from elsewhere: {offsite}"
+    page.close()
+
+
+def test_renderer_draws_only_the_types_a_panel_asks_for(served, browser):
+    _, base = served
+    page = browser.new_page()
+    page.goto(base)
+    drawn = page.evaluate(
+        """(events) => {
+            const box = document.createElement("div");
+            box.className = "agentloop-panel";
+            document.body.append(box);
+            window.agentloopPanel.render(box, events, {show: new Set(["token"])});
+            return {tokens: box.querySelectorAll(".al-stream .al-tok").length,
+                    toolCalls: box.querySelectorAll(".al-tool-call").length,
+                    ends: box.querySelectorAll(".al-run-end").length};
+        }""",
+        recording(),
+    )
+    assert drawn == {"tokens": sum(e["type"] == "token" for e in recording()), "toolCalls": 0, "ends": 0}
+    page.close()
+
+
+# Live mode against a stand-in for the demo server that speaks docs/assets/README-panel.md's API. -----------
+
+TOKEN = "test-token-123"
+
+
+def live_server(site: Path, events: list[dict]):
+    """Serves the built book with the token meta tag injected, and the panel's API for one run that waits for
+    a decision at its permission event."""
+    seen: dict = {"posts": [], "decided": threading.Event()}
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(site), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+        def send_json(self, code: int, body: dict):
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path == "/api/status":
+                return self.send_json(200, {"ok": True, "model": "stand-in", "family": "qwen3_5",
+                                            "defaults": {"max_steps": 3, "temperature": 0.0, "use_tools": True}})
+            if self.path == "/api/runs/run-1/events":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                for ev in events:
+                    if ev["type"] == "decision":
+                        seen["decided"].wait(15)
+                    self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+                    self.wfile.flush()
+                return
+            path = self.translate_path(self.path)
+            if os.path.isdir(path):
+                path = os.path.join(path, "index.html")
+            if path.endswith(".html") and os.path.isfile(path):
+                html = Path(path).read_text(encoding="utf-8").replace(
+                    "<head>", f'<head><meta name="agentloop-token" content="{TOKEN}">', 1).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(html)))
+                self.end_headers()
+                self.wfile.write(html)
+                return
+            return super().do_GET()
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            seen["posts"].append((self.path, self.headers.get("X-Agentloop-Token"), body))
+            if self.headers.get("X-Agentloop-Token") != TOKEN:
+                return self.send_json(403, make("error", message={"en": "Bad token.", "zh": "權杖錯誤。"}))
+            if self.path == "/api/runs":
+                return self.send_json(200, {"run_id": "run-1"})
+            if self.path == "/api/runs/run-1/decision":
+                seen["decided"].set()
+                return self.send_json(200, {"ok": True})
+            return self.send_json(404, make("error", message={"en": "Not found.", "zh": "找不到。"}))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+def test_live_mode_runs_through_the_api(served, browser):
+    site, _ = served
+    events = [e for e in recording() if e["type"] != "error"]
+    server, seen = live_server(site, events)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        (md,) = sorted((ROOT / "docs/chapters").glob("01-*.md"))
+        page = browser.new_page()
+        page.goto(urljoin(base, f"chapters/{md.stem}/"))
+        form = page.locator(".agentloop-panel .al-form")
+        form.wait_for()
+        assert "Live: stand-in (qwen3_5)" in page.inner_text(".agentloop-panel .al-status")
+        assert form.locator('input[name="max_steps"]').input_value() == "3"
+        form.locator("textarea").fill("What is 6*7?")
+        form.locator(".al-run").click()
+        approve = page.locator(".agentloop-panel .al-permission .al-approve")
+        approve.wait_for()
+        page.wait_for_function("() => !document.querySelector('.agentloop-panel .al-approve').disabled")
+        approve.click()
+        page.wait_for_selector(".agentloop-panel .al-run-end", timeout=20_000)
+        assert "Approved by user" in page.locator(".agentloop-panel .al-permission").inner_text()
+
+        start, decision = seen["posts"][0], seen["posts"][1]
+        assert start == ("/api/runs", TOKEN, {"question": "What is 6*7?", "settings": {
+            "max_steps": 3, "temperature": 0, "thinking": False, "use_tools": True, "auto_approve": False}})
+        assert decision == ("/api/runs/run-1/decision", TOKEN, {"call_id": "call-1", "approve": True})
+        page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
