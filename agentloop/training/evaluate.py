@@ -1,0 +1,108 @@
+"""`agentloop models eval-tiny`: how well a trained tiny model uses run_python, measured through the real loop.
+
+Each held-out question (a seed training never uses) runs through SimpleHarness with the real sandbox, greedy,
+every call approved, exactly as a reader's question would. Then, from the events alone:
+- well-formed: the first step's output parsed into a run_python call by the family's own parser;
+- code correct: what that code printed in the sandbox is the right result for the question;
+- answer correct: the final answer states the result the tool really returned;
+- no tool: a greeting or a definition is answered without a tool call;
+- well-formed at T = 1.0: the first step again, sampled with temperature 1 and the family's top-k / top-p.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.paths import MODELS_DIR
+from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
+
+TARGETS = {"well_formed": 0.99, "code_correct": 0.90, "answer_correct": 0.95, "no_tool": 0.95,
+           "well_formed_t1": 0.90}
+
+
+@dataclass
+class Tally:
+    hits: dict[str, int] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)
+
+    def count(self, name: str, ok: bool, note: str = "") -> None:
+        self.totals[name] = self.totals.get(name, 0) + 1
+        self.hits[name] = self.hits.get(name, 0) + ok
+        if not ok and note and len(self.misses) < 12:
+            self.misses.append(f"{name}: {note}")
+
+    def rate(self, name: str) -> float:
+        return self.hits.get(name, 0) / self.totals[name] if self.totals.get(name) else float("nan")
+
+
+def held_out(n: int, seed: int) -> list[Task]:
+    """n questions, the kinds taking turns, from a seed training does not use."""
+    rng = random.Random(seed)
+    kinds = TOOL_KINDS + CHAT_KINDS
+    return [task(rng, kinds[i % len(kinds)]) for i in range(n)]
+
+
+def run_once(llm, t: Task, settings: RunSettings) -> list[dict]:
+    folder = Path(tempfile.mkdtemp(prefix="agentloop-eval-"))
+    for name, text in t.files.items():
+        (folder / name).write_text(text)
+    got: list[dict] = []
+    SimpleHarness(llm, [], t.question, settings, got.append, files=folder).run()
+    return got
+
+
+def first(evs: list[dict], kind: str) -> dict | None:
+    return next((e for e in evs if e["type"] == kind), None)
+
+
+def evaluate(llm, tasks: list[Task], log=print) -> Tally:
+    tally = Tally()
+    greedy = RunSettings(temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True)
+    s = llm.sampling_defaults
+    sampled = RunSettings(temperature=1.0, top_p=s.top_p, top_k=s.top_k, max_steps=1, max_new_tokens=160,
+                          auto_approve=True)
+    for i, t in enumerate(tasks):
+        evs = run_once(llm, t, greedy)
+        call, result, end = first(evs, "tool_call"), first(evs, "tool_result"), evs[-1]
+        if t.code is None:
+            tally.count("no_tool", call is None and end["stop_reason"] == "final", f"{t.question!r} -> {end['final']!r}")
+            continue
+        formed = call is not None and not call.get("error") and call["name"] == "run_python"
+        tally.count("well_formed", formed, f"{t.question!r} -> {first(evs, 'model_end')['raw']!r}")
+        if formed:
+            tally.count("code_correct", result is not None and result["output"].strip() == t.output,
+                        f"{t.question!r} -> {call['args'].get('code')!r} printed {result and result['output']!r}")
+        if result is not None and not result["is_error"]:
+            tally.count("answer_correct", result["output"].strip() in end["final"],
+                        f"{t.question!r}: tool said {result['output']!r}, answer {end['final']!r}")
+        evs = run_once(llm, t, sampled)
+        call = first(evs, "tool_call")
+        tally.count("well_formed_t1", call is not None and not call.get("error") and call["name"] == "run_python")
+        if (i + 1) % 25 == 0:
+            log(f"  {i + 1}/{len(tasks)}")
+    return tally
+
+
+def main(args) -> int:
+    from agentloop.model_backends.simple_backend import SimpleBackend
+
+    failed = False
+    for name in args.model:
+        path = Path(name) if Path(name).is_dir() else MODELS_DIR / name
+        llm = SimpleBackend(str(path), device="cpu")
+        tally = evaluate(llm, held_out(args.n, args.seed))
+        for miss in tally.misses:
+            print(f"  miss: {miss}")
+        for figure, target in TARGETS.items():
+            value = tally.rate(figure)
+            ok = value >= target - args.slack or not tally.totals.get(figure)  # nothing to count is no miss
+            failed |= not ok
+            print(f"{path.name} {figure}: {value:.3f} of {tally.totals.get(figure, 0)} "
+                  f"(target ≥ {target - args.slack:.2f}){'' if ok else '  MISSED'}")
+        llm.unload()
+    return 1 if failed and args.check else 0
