@@ -1,0 +1,210 @@
+"""The demo server: the built book and the API its panels call, on one origin (`agentloop serve`, `make serve`).
+
+The API runs agentloop's own code: a run is SimpleHarness streaming the events of agentloop/events.py as
+Server-Sent Events, exactly as a recording saves them; the smaller calls show one stage alone. The contract with
+the panels is docs/assets/README-panel.md; what keeps other web pages out is guard.py.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from fastapi import FastAPI, Request, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
+from fastapi.security import APIKeyHeader
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agentloop.model_backends import model_folder
+from demo_server import stages
+from demo_server.book import Book
+from demo_server.current import CurrentModel
+from demo_server.errors import ApiError, error_response
+from demo_server.guard import MAX_BODY, TOKEN_HEADER, Guard, allowed_hosts
+from demo_server.runs import ORPHAN_S
+from demo_server.schemas import (Decision, Empty, ErrorBody, LoadRequest, LoadStarted, ModelMenu, NextToken,
+                                 NextTokenRequest, Ok, RenderRequest, Rendered, RunRequest, RunStarted, Status,
+                                 TokenizeRequest, Tokenized)
+
+DESCRIPTION = f"""
+The API behind the book's live panels. Everything is on the page's own origin.
+
+**Security.** Requests are answered only for this server's own Host (127.0.0.1, localhost or [::1] with its port),
+and refused with an Origin header from anywhere else. Every POST needs the header `{TOKEN_HEADER}`: the
+per-start token, found only in the `<meta name="agentloop-token">` tag of the HTML pages this server serves
+(401 when missing, 403 when wrong). POST bodies are JSON of at most {MAX_BODY // 1024} KiB (413 when larger).
+
+**One model, one run.** One model serves every tab. A run, or a model load, while a run is using the model is
+refused with 409 (not queued); so is a run while a model loads.
+
+**Errors** answer a non-2xx status with an `error` event as the body: `{{"type": "error", "message": {{"en", "zh"}}}}`.
+
+**Event streams** (`text/event-stream`): one `data:` line of JSON per event, no `event:` field, from the first
+event even for a late reader, ending after the last (`run_end`; for a load, `ready` or `error`).
+
+**Forced continuations** (`forced` in POST /api/runs) are a teaching and testing aid, accepted only when the
+server was started with `AGENTLOOP_ALLOW_FORCED=1`.
+"""
+
+ERRORS = {status: {"model": ErrorBody} for status in (401, 403, 404, 409, 413, 415, 422)}
+STREAM = {200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events, one JSON event each."}}
+token_scheme = APIKeyHeader(name=TOKEN_HEADER, auto_error=False,
+                            description="The per-start token from the served pages' agentloop-token meta tag.")
+
+
+def needs_token(_: str | None = Security(token_scheme)) -> None:
+    """Documents the token in OpenAPI; Guard has already checked it on every POST."""
+
+
+def create_app(model: str | None = None, site_dir: str | Path = "site", *, host: str = "127.0.0.1",
+               port: int | None = None, allow_forced: bool | None = None, device: str | None = None,
+               token: str | None = None, max_body: int = MAX_BODY, orphan_s: float = ORPHAN_S) -> FastAPI:
+    """The app, with `model` loading in the background (default: the embedded tiny model).
+
+    `host` and `port` are where it is served: the Host header must name them (port None: any port on loopback,
+    for an app mounted without a known port). `allow_forced` (default: AGENTLOOP_ALLOW_FORCED=1) accepts forced
+    continuations in POST /api/runs. `token` is generated per start unless given (tests)."""
+    if allow_forced is None:
+        allow_forced = os.environ.get("AGENTLOOP_ALLOW_FORCED") == "1"
+    token = token or secrets.token_urlsafe(32)
+    current = CurrentModel(device=device, orphan_s=orphan_s)
+    book = Book(site_dir, token)
+
+    app = FastAPI(title="agentloop demo server", version="1", description=DESCRIPTION,
+                  openapi_url="/api/openapi.json", docs_url=None, redoc_url=None)
+    app.state.current, app.state.token = current, token
+    app.add_middleware(Guard, token=token, hosts=allowed_hosts(host, port), max_body=max_body)
+    install_error_handlers(app)
+    tokened = [Security(needs_token)]
+
+    @app.get("/api/status", response_model=Status, summary="Is there a server, and with which model")
+    def status():
+        return current.status()
+
+    @app.get("/api/models", response_model=ModelMenu, summary="The model menu")
+    def models():
+        return {"models": current.menu(), "current": current.status()["model"]}
+
+    @app.post("/api/models/load", response_model=LoadStarted, status_code=202, dependencies=tokened,
+              responses=ERRORS, summary="Load or switch the model, for every tab (progress: the load stream)")
+    def load(req: LoadRequest):
+        job = current.start_load(req.model)
+        return {"ok": True, "load_id": job.id, "model": job.model}
+
+    @app.get("/api/models/load/events", responses={**STREAM, 404: {"model": ErrorBody}},
+             summary="The latest load's progress: load_start, family, download…, loading, then ready or error")
+    def load_events():
+        job = current.load
+        if job is None:
+            raise ApiError(404, "No model has been loaded yet.", "還沒有載入過模型。")
+        return event_stream(job.log)
+
+    @app.post("/api/runs", response_model=RunStarted, dependencies=tokened, responses=ERRORS,
+              summary="Start a run (refused with 409 while another run or a load is under way)")
+    def start_run(req: RunRequest):
+        if req.forced and not allow_forced:
+            raise ApiError(403, "Forced continuations are off: start the server with AGENTLOOP_ALLOW_FORCED=1.",
+                           "強制續寫功能未開啟：請以 AGENTLOOP_ALLOW_FORCED=1 啟動伺服器。")
+        run = current.start_run(req.question, req.settings.model_dump(exclude_none=True), req.forced)
+        return {"run_id": run.id}
+
+    @app.get("/api/runs/{run_id}/events", responses={**STREAM, 404: {"model": ErrorBody}},
+             summary="The run's events from run_start to run_end (a late reader gets them all)")
+    def run_events(run_id: str):
+        return event_stream(current.get_run(run_id).log)
+
+    @app.post("/api/runs/{run_id}/decision", response_model=Ok, dependencies=tokened, responses=ERRORS,
+              summary="Approve or deny the tool call a permission event asks about")
+    def decision(run_id: str, req: Decision):
+        run = current.get_run(run_id)
+        if run.ended:
+            raise ApiError(409, "The run has ended.", "這個執行已經結束。")
+        if not run.decide(req.call_id, req.approve):
+            raise ApiError(409, f"No permission for call {req.call_id!r} is waiting in this run.",
+                           f"這個執行中沒有等待決定的呼叫 {req.call_id!r}。")
+        return {"ok": True}
+
+    @app.post("/api/runs/{run_id}/stop", response_model=Ok, dependencies=tokened, responses=ERRORS,
+              summary="Stop the run (it ends with run_end, stop_reason user_stopped); a finished run stays as it is")
+    def stop(run_id: str, req: Empty | None = None):
+        current.get_run(run_id).stop()
+        return {"ok": True}
+
+    @app.post("/api/render", response_model=Rendered, dependencies=tokened, responses=ERRORS,
+              summary="A conversation as one prompt string, by the checkpoint's chat template")
+    def render(req: RenderRequest):
+        return stages.render(current, [m.model_dump() for m in req.messages], req.tools, req.thinking,
+                             req.generation_prompt)
+
+    @app.post("/api/tokenize", response_model=Tokenized, dependencies=tokened, responses=ERRORS,
+              summary="Text as the model's tokens")
+    def tokenize(req: TokenizeRequest):
+        return stages.tokenize(current, req.text)
+
+    @app.post("/api/next-token", response_model=NextToken, dependencies=tokened, responses=ERRORS,
+              summary="The next token's distribution, and what temperature, top-k and top-p keep of it")
+    def next_token(req: NextTokenRequest):
+        messages = [m.model_dump() for m in req.messages] if req.messages is not None else None
+        return stages.next_token(current, req.prompt, messages, req.tools, req.thinking, req.temperature,
+                                 req.top_p, req.top_k, req.top_n)
+
+    @app.api_route("/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
+    def page(path: str):
+        if path == "api" or path.startswith("api/"):
+            raise ApiError(404, f"There is no API endpoint /{path}.", f"沒有 /{path} 這個 API。")
+        return book.response(path)
+
+    start_model(current, model)
+    return app
+
+
+def start_model(current: CurrentModel, model: str | None) -> None:
+    """Begin loading the first model: a name from the menu, a Hub id, or (from the command line) any folder."""
+    if model is None:
+        from agentloop.terminal import default_model
+
+        model = default_model()  # the embedded default, as `agentloop run` uses
+    folder = Path(model)
+    try:
+        if folder.is_dir() and (folder / "config.json").is_file():
+            inside = folder.resolve().parent == Path(model_folder.MODELS_DIR).resolve()
+            current.start_load(folder.name if inside else model, ref=str(folder), hub=False)
+        else:
+            current.start_load(model)
+    except ApiError as e:  # the server still serves the book; the panels replay until a model is loaded
+        current.error = {"en": e.en, "zh": e.zh}
+
+
+def event_stream(log) -> StreamingResponse:
+    return StreamingResponse(log.stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every refusal and failure answers an `error` event, whose message names what is wrong."""
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, e: ApiError):
+        return e.response()
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, e: RequestValidationError):
+        problems = []
+        for err in e.errors():
+            where = ".".join(str(part) for part in err.get("loc", ()) if part != "body") or "body"
+            problems.append({"loc": where, "msg": err.get("msg", ""), "type": err.get("type", "")})
+        text = "; ".join(f"{p['loc']}: {p['msg']}" for p in problems[:6]) + ("; …" if len(problems) > 6 else "")
+        return error_response(422, f"The request is not valid: {text}", f"請求無效：{text}", problems)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, e: StarletteHTTPException):
+        text = e.detail if isinstance(e.detail, str) else str(e.detail)
+        return error_response(e.status_code, f"{text} ({request.method} {request.url.path})",
+                              f"{text}（{request.method} {request.url.path}）", headers=getattr(e, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, e: Exception):
+        return error_response(500, f"The server failed: {type(e).__name__}: {e}",
+                              f"伺服器發生錯誤：{type(e).__name__}: {e}")

@@ -1,0 +1,174 @@
+"""What keeps a web page from elsewhere from driving the demo server, which runs model-written code.
+
+Every request passes these checks, in this order, before the app sees it:
+
+1. Host must be this server's own address (127.0.0.1, localhost or [::1], with its port): a page on another
+   site whose name is made to resolve to 127.0.0.1 (DNS rebinding) sends its own name as Host and is refused.
+2. An Origin header, when there is one, must be this same origin; and an /api/ request a browser marks as coming
+   from another site (Sec-Fetch-Site) is refused. No CORS header is ever sent, so other origins read nothing.
+3. Every state-changing request (anything but GET and HEAD) carries the per-start token in X-Agentloop-Token,
+   compared in constant time. The token is only ever in the HTML pages the server serves (a meta tag), which
+   another origin cannot read.
+4. A body is at most `max_body` bytes, and a POST to /api/ is JSON (a plain HTML form cannot send that).
+
+Every answer gets headers that keep it from being sniffed, framed or embedded by another origin.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+
+from starlette.datastructures import Headers, MutableHeaders
+
+from demo_server.errors import error_response
+
+TOKEN_HEADER = "X-Agentloop-Token"
+SAFE_METHODS = ("GET", "HEAD")
+MAX_BODY = 64 * 1024
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+API_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding to `host` keeps the server on this machine."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_warning(host: str) -> str | None:
+    """The warning to print when the server is bound where other machines can reach it; None on loopback."""
+    if is_loopback(host):
+        return None
+    return (f"WARNING: the demo server is bound to {host}, so other machines can reach it. It runs code the model "
+            f"writes (in a sandbox, after approval). Requests are still only accepted for the Host names "
+            f"127.0.0.1, localhost and [::1] (a port forward, as from a container, works). Use --host 127.0.0.1 "
+            f"unless you mean it.")
+
+
+def allowed_hosts(host: str, port: int | None) -> set[str] | None:
+    """The Host header values this server answers; None when the port is not known (any port on loopback)."""
+    if port is None:
+        return None
+    names = set(LOOPBACK_NAMES)
+    bind = host.strip("[]")
+    if bind and bind not in ("0.0.0.0", "::") and bind.lower() != "localhost":
+        names.add(f"[{bind}]" if ":" in bind else bind.lower())
+    hosts = {f"{name}:{port}" for name in names}
+    if port == 80:
+        hosts |= names
+    return hosts
+
+
+class Guard:
+    """ASGI middleware: the checks above, and the security headers on every answer."""
+
+    def __init__(self, app, token: str, hosts: set[str] | None, max_body: int = MAX_BODY):
+        self.app = app
+        self.token = token.encode()
+        self.hosts = hosts
+        self.max_body = max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        refusal = self.check(scope, headers)
+        if refusal is None and scope["method"] not in SAFE_METHODS:
+            refusal, receive = await self.read_body(headers, receive)
+        if refusal is not None:
+            return await refusal(scope, receive, self.with_headers(send, scope))
+        await self.app(scope, receive, self.with_headers(send, scope))
+
+    def check(self, scope, headers: Headers):
+        host = headers.get("host", "").lower()
+        if not self.host_ok(host):
+            return error_response(403, f"Refused: this server answers only for its own address, not Host {host!r}.",
+                                  f"拒絕：這個伺服器只回應它自己的位址，不回應 Host {host!r}。")
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() != f"http://{host}":
+            return error_response(403, f"Refused: a request from another origin ({origin}).",
+                                  f"拒絕：來自其他來源（{origin}）的請求。")
+        api = scope["path"].startswith("/api/")
+        if api and headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+            return error_response(403, "Refused: a request a browser sent from another site.",
+                                  "拒絕：瀏覽器從其他網站送出的請求。")
+        if scope["method"] not in SAFE_METHODS:
+            given = headers.get(TOKEN_HEADER.lower())
+            if not given:
+                return error_response(401, f"Refused: the {TOKEN_HEADER} header is missing. Open the book from this "
+                                           f"server's own address; its pages carry the token.",
+                                      f"拒絕：缺少 {TOKEN_HEADER} 標頭。請從這個伺服器自己的位址開啟本書，頁面中帶有權杖。")
+            if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.token):
+                return error_response(403, f"Refused: the {TOKEN_HEADER} is wrong (the server has restarted? "
+                                           f"reload the page).",
+                                      f"拒絕：{TOKEN_HEADER} 不正確（伺服器重新啟動了嗎？請重新載入頁面）。")
+            content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+            if api and content_type != "application/json":
+                return error_response(415, "Refused: the body must be JSON (Content-Type: application/json).",
+                                      "拒絕：請求內容必須是 JSON（Content-Type: application/json）。")
+        return None
+
+    def host_ok(self, host: str) -> bool:
+        if self.hosts is not None:
+            return host in self.hosts
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name in LOOPBACK_NAMES
+
+    async def read_body(self, headers: Headers, receive):
+        """The whole body (at most max_body bytes), read before the app starts, then handed to it again."""
+        too_big = error_response(413, f"Refused: the body is larger than {self.max_body} bytes.",
+                                 f"拒絕：請求內容超過 {self.max_body} 位元組。")
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            return too_big, receive
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return None, receive
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_body:
+                return too_big, receive
+            if not message.get("more_body", False):
+                break
+        body, given = b"".join(chunks), False
+
+        async def replay():
+            nonlocal given
+            if not given:
+                given = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return None, replay
+
+    def with_headers(self, send, scope):
+        api = scope["path"].startswith("/api/")
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in {**SECURITY_HEADERS, **(API_HEADERS if api else {})}.items():
+                    if name not in headers:
+                        headers[name] = value
+            await send(message)
+
+        return send_with_headers

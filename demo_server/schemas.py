@@ -1,0 +1,236 @@
+"""The API's request and answer shapes, with the limits every field is held to (FastAPI publishes them as OpenAPI)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from agentloop.tools import TOOLS
+
+Text = Annotated[str, StringConstraints(max_length=32_000)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+ToolName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def known_tools(names: list[str] | None) -> list[str] | None:
+    for name in names or []:
+        if name not in TOOLS:
+            raise ValueError(f"unknown tool {name!r}; the tools are: {', '.join(TOOLS)}")
+    return names
+
+
+# -- runs -----------------------------------------------------------------------------------------------------------
+
+
+class RunSettingsIn(Strict):
+    """agentloop's RunSettings; a field left out gets the server's default (GET /api/status: `defaults`), which
+    for temperature, top_p and top_k is the checkpoint's recommended sampling."""
+
+    max_steps: int | None = Field(None, ge=1, le=20, description="Steps (model turns) at most.")
+    max_new_tokens: int | None = Field(None, ge=1, le=8192, description="Tokens per step at most.")
+    temperature: float | None = Field(None, ge=0, le=5, allow_inf_nan=False, description="0 is greedy decoding.")
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    top_k: int | None = Field(None, ge=0, le=1_000_000, description="0 is no limit.")
+    thinking: bool | None = None
+    use_tools: bool | None = None
+    tools: list[ToolName] | None = Field(None, max_length=16, description="The tools the model sees (default: all).")
+    auto_approve: bool | None = Field(None, description="Approve every tool call without asking the reader.")
+    max_format_errors: int | None = Field(None, ge=1, le=10)
+    time_limit_s: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
+
+    @field_validator("tools")
+    @classmethod
+    def check_tools(cls, names):
+        return known_tools(names)
+
+
+class RunRequest(Strict):
+    question: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=8000)]
+    settings: RunSettingsIn = Field(default_factory=RunSettingsIn)
+    forced: list[Annotated[str, StringConstraints(max_length=8000)]] | None = Field(
+        None, max_length=16,
+        description="Teaching and testing aid, accepted only when the server was started with "
+                    "AGENTLOOP_ALLOW_FORCED=1 (create_app(allow_forced=True)); refused with 403 otherwise. The i-th "
+                    "string is written as the model's output in the i-th step instead of sampling, while the model "
+                    "still scores every token (its token events carry `forced: true`). Steps after the last string "
+                    "are sampled. The book's recordings use it to show a tool call from a model too small to make one.")
+
+
+class RunStarted(BaseModel):
+    run_id: str
+
+
+class Decision(Strict):
+    call_id: Annotated[str, StringConstraints(min_length=1, max_length=32)]
+    approve: bool
+
+
+class Empty(Strict):
+    pass
+
+
+class Ok(BaseModel):
+    ok: bool = True
+
+
+# -- the model ------------------------------------------------------------------------------------------------------
+
+
+class LoadRequest(Strict):
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
+        description="A checkpoint in models/ by folder name (tiny-qwen3_5), or a Hugging Face id (Qwen/Qwen3.5-0.8B).")
+
+
+class LoadStarted(BaseModel):
+    ok: bool = True
+    load_id: str
+    model: str
+
+
+class ModelEntry(BaseModel):
+    id: str
+    kind: Literal["tiny", "trained", "real"]
+    family: str
+    downloaded: bool
+    bytes: int | None = Field(description="Bytes on disk; null when not downloaded.")
+    parameters: int | None = Field(description="From the safetensors headers; null when not downloaded.")
+    size: str | None = Field(description="The model's nominal size, for the real ones.")
+    current: bool
+
+
+class ModelMenu(BaseModel):
+    models: list[ModelEntry]
+    current: str | None
+
+
+class Status(BaseModel):
+    ok: bool = Field(description="A model is loaded or loading. False: the panels replay their recordings.")
+    model: str | None
+    family: str | None
+    harness: str
+    backend: str
+    device: str | None
+    dtype: str | None
+    busy: bool = Field(description="A run is using the model (a new run or a model switch is refused).")
+    loading: bool
+    loading_model: str | None
+    defaults: dict[str, Any] | None = Field(description="RunSettings' defaults, with the checkpoint's sampling.")
+    specs: dict[str, Any] | None = Field(description="From config.json: layers and their types, hidden size, "
+                                                     "heads, kv heads, vocabulary, context length, parameters.")
+    error: dict[str, str] | None = Field(description="Why the last load failed, while no model is loaded.")
+
+
+# -- one stage alone -------------------------------------------------------------------------------------------------
+
+
+class ToolCallFunction(Strict):
+    name: Name
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallIn(Strict):
+    type: Literal["function"] = "function"
+    function: ToolCallFunction
+
+
+class Message(Strict):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: Text = ""
+    reasoning_content: Text | None = Field(None, description="The model's thinking (assistant messages).")
+    tool_calls: list[ToolCallIn] | None = Field(None, max_length=8)
+    name: Name | None = None
+    tool_call_id: Name | None = None
+
+
+class RenderRequest(Strict):
+    messages: list[Message] = Field(min_length=1, max_length=64)
+    tools: list[ToolName] | None = Field(None, max_length=16, description="Tool names (their schemas go in).")
+    thinking: bool = False
+    generation_prompt: bool = True
+
+    @field_validator("tools")
+    @classmethod
+    def check_tools(cls, names):
+        return known_tools(names)
+
+
+class Rendered(BaseModel):
+    prompt: str
+    n_tokens: int
+
+
+class TokenizeRequest(Strict):
+    text: Text
+
+
+class Tokenized(BaseModel):
+    ids: list[int]
+    pieces: list[str] = Field(description="Each token as the vocabulary spells it.")
+    texts: list[str] = Field(description="The text each token completes ('' while a character is split).")
+    special: list[bool]
+    n_tokens: int
+
+
+class NextTokenRequest(Strict):
+    prompt: Annotated[str, StringConstraints(min_length=1, max_length=32_000)] | None = Field(
+        None, description="The prompt as the model reads it. Give this or messages.")
+    messages: list[Message] | None = Field(None, min_length=1, max_length=64,
+                                           description="A conversation, rendered with the chat template first.")
+    tools: list[ToolName] | None = Field(None, max_length=16)
+    thinking: bool = False
+    temperature: float | None = Field(None, ge=0, le=5, allow_inf_nan=False)
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    top_k: int | None = Field(None, ge=0, le=1_000_000)
+    top_n: int = Field(10, ge=1, le=50, description="How many of the most likely tokens to list.")
+
+    @field_validator("tools")
+    @classmethod
+    def check_tools(cls, names):
+        return known_tools(names)
+
+    @model_validator(mode="after")
+    def prompt_or_messages(self):
+        if (self.prompt is None) == (self.messages is None):
+            raise ValueError("give exactly one of prompt and messages")
+        return self
+
+
+class Candidate(BaseModel):
+    rank: int
+    id: int
+    piece: str
+    text: str
+    p: float = Field(description="The model's own probability (softmax of the logits, T = 1).")
+    logprob: float | None
+    kept: bool = Field(description="Still a candidate after temperature, top-k and top-p.")
+    p_kept: float = Field(description="Its probability under the settings (0 when cut).")
+
+
+class Sampled(BaseModel):
+    id: int
+    piece: str
+    text: str
+    p: float
+    rank: int
+    p_sampled: float | None
+
+
+class NextToken(BaseModel):
+    prompt: str
+    n_tokens: int
+    settings: dict[str, float | int]
+    kept: int = Field(description="How many tokens the settings keep as candidates.")
+    vocabulary: int
+    top: list[Candidate]
+    sampled: Sampled = Field(description="One draw under the settings.")
+
+
+class ErrorBody(BaseModel):
+    type: Literal["error"] = "error"
+    message: dict[str, str] = Field(description="{en, zh}")
+    detail: Any = None

@@ -1,0 +1,114 @@
+"""One stage of the loop alone, for the chapters that show it: render a conversation, tokenize text, and the
+distribution of the next token under given sampling settings (sampling.py decides what top-k and top-p keep)."""
+
+from __future__ import annotations
+
+import torch
+
+from agentloop.model_backends.detokenize import Detokenizer
+from agentloop.model_backends.sampling import sample
+from agentloop.model_families import Sampling
+from agentloop.tools import TOOLS
+from demo_server.current import CurrentModel
+from demo_server.errors import ApiError
+
+
+def _backend(current: CurrentModel):
+    with current.lock:
+        if current.backend is None or current.loading:
+            raise ApiError(409, "No model is ready: wait for the load to finish, or pick one (POST /api/models/load).",
+                           "模型尚未就緒：請等它載入完成，或先選一個模型（POST /api/models/load）。")
+        return current.backend
+
+
+def chat_messages(backend, messages: list[dict]) -> list[dict]:
+    """The request's messages as the chat template reads them: the thinking under the family's own key."""
+    out = []
+    for m in messages:
+        m = {k: v for k, v in m.items() if v is not None}
+        if "reasoning_content" in m:
+            m[backend.family.thinking_key] = m.pop("reasoning_content")
+        out.append(m)
+    return out
+
+
+def render(current: CurrentModel, messages: list[dict], tools: list[str] | None, thinking: bool,
+           generation_prompt: bool) -> dict:
+    backend = _backend(current)
+    schemas = [TOOLS[name].schema() for name in tools] if tools else None
+    with current.text_lock:
+        try:
+            prompt = backend.render(chat_messages(backend, messages), schemas, thinking, generation_prompt)
+        except Exception as e:  # the template's own checks (e.g. "no user message") are the reader's to see
+            raise ApiError(422, f"The chat template refused these messages: {type(e).__name__}: {e}",
+                           f"聊天模板拒絕了這些訊息：{type(e).__name__}: {e}") from None
+        n_tokens = backend.encode(prompt).n_tokens
+    return {"prompt": prompt, "n_tokens": n_tokens}
+
+
+def tokenize(current: CurrentModel, text: str) -> dict:
+    backend = _backend(current)
+    with current.text_lock:
+        ids = backend.encode(text).ids
+        detok = Detokenizer(backend.tokenizer)
+        texts = [detok.add(i) for i in ids]
+    return {"ids": ids, "pieces": [backend.piece(i) for i in ids], "texts": texts,
+            "special": [i in backend.special_ids for i in ids], "n_tokens": len(ids)}
+
+
+def next_token(current: CurrentModel, prompt: str | None, messages: list[dict] | None, tools: list[str] | None,
+               thinking: bool, temperature: float | None, top_p: float | None, top_k: int | None,
+               top_n: int) -> dict:
+    backend = _backend(current)
+    if prompt is None:
+        prompt = render(current, messages, tools, thinking, True)["prompt"]
+    with current.text_lock:
+        ids = backend.encode(prompt).ids
+    if not ids:
+        raise ApiError(422, "The prompt is empty: it has no tokens to predict from.", "提示是空的：沒有可以預測的 token。")
+    if len(ids) > backend.context_length:
+        raise ApiError(422, f"The prompt has {len(ids)} tokens; this model reads at most {backend.context_length}.",
+                       f"提示有 {len(ids)} 個 token，超過這個模型的上限 {backend.context_length}。")
+    d = backend.sampling_defaults
+    s = Sampling(d.temperature if temperature is None else temperature, d.top_p if top_p is None else top_p,
+                 d.top_k if top_k is None else top_k)
+
+    if not current.model_lock.acquire(blocking=False):
+        raise ApiError(409, "The model is generating for a run; try again when it has finished.",
+                       "模型正在為一個執行產生內容，請等它完成後再試。")
+    try:
+        if current.backend is not backend:  # switched meanwhile
+            raise ApiError(409, "The model changed while this request waited; ask again.",
+                           "模型在這個請求等待時換掉了，請再試一次。")
+        with torch.inference_mode():
+            # One forward pass over the prompt, as generate()'s prefill does (a fresh prompt: Qwen3.5's
+            # multimodal position offset is reset first), keeping only the last position's logits.
+            if hasattr(backend.model.model, "rope_deltas"):
+                backend.model.model.rope_deltas = None
+            out = backend.model(input_ids=torch.tensor([ids], device=backend.device), use_cache=False,
+                                logits_to_keep=1)
+            logits = out.logits[0, -1].float().cpu()
+    finally:
+        current.model_lock.release()
+
+    chosen, details = sample(logits, s, backend.piece)  # one draw, and how many tokens the settings keep
+    kept = details["kept"]
+    probs = torch.softmax(logits, -1)
+    ranked = torch.sort(probs, descending=True, stable=True).indices  # equal p: the lower id first, as argmax
+    order = ranked[:top_n].tolist()
+    # The kept tokens are the most likely ones; their probabilities after T, renormalised over the kept set.
+    if s.temperature <= 0:
+        after = {order[0]: 1.0}
+    else:
+        kept_ids = ranked[:kept]
+        after = dict(zip(kept_ids.tolist(), torch.softmax(logits[kept_ids] / s.temperature, -1).tolist()))
+    top = [{"rank": r + 1, "id": i, "piece": backend.piece(i), "text": backend.tokenizer.decode([i]),
+            "p": float(probs[i]), "logprob": float(torch.log(probs[i])) if probs[i] > 0 else None,
+            "kept": r < kept, "p_kept": after.get(i, 0.0)} for r, i in enumerate(order)]
+    return {
+        "prompt": prompt, "n_tokens": len(ids),
+        "settings": {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k},
+        "kept": kept, "vocabulary": len(probs), "top": top,
+        "sampled": {"id": chosen, "piece": backend.piece(chosen), "text": backend.tokenizer.decode([chosen]),
+                    "p": details["p"], "rank": details["rank"], "p_sampled": details["p_sampled"]},
+    }
