@@ -67,6 +67,7 @@ class SimpleHarness:
         self._decided = threading.Condition()
 
     def run(self) -> None:
+        # [quote:start]
         s = self.settings
         family = self.llm.family  # how this model writes its turns, thinking and tool calls
         tools = [t.schema() for t in self.tools.values()] or None  # for the chat template
@@ -74,11 +75,15 @@ class SimpleHarness:
         system = {"role": "system", "content": SYSTEM_WITH_TOOLS if tools else SYSTEM_NO_TOOLS}
         self.emit("run_start", run_id=self.id, harness="simple", model=self.llm.model_id, family=family.key,
                   settings=asdict(s), tools=list(self.tools))
+        # [/quote:start]
 
+        # [quote:setup]
         seen: list[tuple[str, str]] = []  # calls already made, so a repeat is caught
         format_errors = 0
         prev_prompt = ""
         stop_reason, final = "max_steps", ""
+        # [/quote:setup]
+        # [quote:render]
         for step in range(1, s.max_steps + 1):
             self.emit("step_start", step=step)
             prompt = self.llm.render([system, *self.messages], tools, s.thinking)
@@ -89,7 +94,9 @@ class SimpleHarness:
                       media_tokens=encoded.media_tokens, context_length=self.llm.context_length,
                       roles=role_counts([system, *self.messages]))
             prev_prompt = prompt
+            # [/quote:render]
 
+            # [quote:generate]
             done: dict = {}
             for ev in self.llm.generate(encoded, s.sampling, self._should_stop):
                 kind = ev.pop("type")
@@ -102,7 +109,9 @@ class SimpleHarness:
             if done["finish"] == "user_stopped":
                 stop_reason = self._why_stopped()
                 break
+            # [/quote:generate]
 
+            # [quote:parse]
             parsed = family.parse(raw, schemas, thinking_open=encoded.text.endswith(family.thought_prefix))
             if parsed.error:  # shown to the model, which gets another try
                 format_errors += 1
@@ -117,7 +126,9 @@ class SimpleHarness:
                 self.messages.append({"role": "assistant", "content": parsed.content, family.thinking_key: parsed.thinking})
                 stop_reason, final = "final", parsed.content
                 break
+            # [/quote:parse]
 
+            # [quote:tools]
             self.messages.append({
                 "role": "assistant", "content": parsed.content, family.thinking_key: parsed.thinking,
                 "tool_calls": [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -148,9 +159,12 @@ class SimpleHarness:
             else:
                 continue
             break  # stopped inside the calls
+            # [/quote:tools]
 
+        # [quote:end]
         self.emit("run_end", stop_reason=stop_reason, final=final, steps=step,
                   ms=round((time.perf_counter() - self._start) * 1000, 1))
+        # [/quote:end]
 
     # -- the reader's side ------------------------------------------------------------------------------------------
 

@@ -98,3 +98,17 @@ def strip_stop(raw: str, pieces: tuple[str, ...]) -> tuple[str, str | None]:
         if raw.endswith(piece):
             return raw[: -len(piece)], piece
     return raw, None
+
+
+def collect_calls(parsed: Parsed, matches, read_call, schemas: dict[str, dict], closing: str, example: str) -> Parsed:
+    """Read each matched call (group 1 its body, group 2 its closing tag) into `parsed`. The first call that cannot
+    be read, or is not closed, makes the whole output a format error that tells the model how to write one."""
+    for match in matches:
+        call = read_call(match.group(1), schemas)
+        if isinstance(call, str) or not match.group(2):
+            message = call if isinstance(call, str) else f"The tool call has no closing {closing}."
+            parsed.error = FormatError(f"{message} {example}", match.group(0))
+            parsed.tool_calls = []
+            return parsed
+        parsed.tool_calls.append(call)
+    return parsed

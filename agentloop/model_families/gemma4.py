@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from agentloop.model_families.base import Family, FormatError, Parsed, Sampling, ToolCall, strip_stop
+from agentloop.model_families.base import Family, Parsed, Sampling, ToolCall, collect_calls, strip_stop
 
 QUOTE = '<|"|>'
 CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
@@ -32,16 +32,7 @@ class Gemma4(Family):
         if thoughts and not thoughts[-1][1] and not text.strip():  # still thinking when the output ended
             return parsed
         parsed.content = CALL.sub("", text).strip()
-        for match in CALL.finditer(text):
-            body, closed = match.group(1), match.group(2)
-            call = read_call(body, schemas)
-            if isinstance(call, str) or not closed:
-                message = call if isinstance(call, str) else "The tool call has no closing <tool_call|>."
-                parsed.error = FormatError(message + " " + EXAMPLE, match.group(0))
-                parsed.tool_calls = []
-                return parsed
-            parsed.tool_calls.append(call)
-        return parsed
+        return collect_calls(parsed, CALL.finditer(text), read_call, schemas, "<tool_call|>", EXAMPLE)
 
 
 EXAMPLE = 'Write a call as <|tool_call>call:NAME{argument:<|"|>text<|"|>,number:42}<tool_call|>.'

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from agentloop.model_families.base import Family, FormatError, Parsed, Sampling, ToolCall, coerce, strip_stop
+from agentloop.model_families.base import Family, Parsed, Sampling, ToolCall, coerce, collect_calls, strip_stop
 
 CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
 FUNCTION = re.compile(r"\s*<function=([^>\n]*)>(.*?)</function>\s*$", re.S)
@@ -44,16 +44,8 @@ class Qwen3_5(Family):
         parsed = Parsed(thinking=thinking.strip(), content=content.strip())
         if not calls_text and "<tool_call>" not in text:
             return parsed
-        for match in CALL.finditer("<tool_call>" + calls_text):
-            body, closed = match.group(1), match.group(2)
-            call = read_call(body, schemas)
-            if isinstance(call, str) or not closed:
-                message = call if isinstance(call, str) else "The tool call has no closing </tool_call>."
-                parsed.error = FormatError(message + " " + EXAMPLE, match.group(0))
-                parsed.tool_calls = []
-                return parsed
-            parsed.tool_calls.append(call)
-        return parsed
+        return collect_calls(parsed, CALL.finditer("<tool_call>" + calls_text), read_call, schemas, "</tool_call>",
+                             EXAMPLE)
 
 
 EXAMPLE = ("Write a call as <tool_call>\n<function=NAME>\n<parameter=ARGUMENT>\nvalue\n</parameter>\n</function>\n"

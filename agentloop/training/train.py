@@ -173,4 +173,32 @@ def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
         if f.is_file() and f.suffix != ".safetensors" and f.name != "config.json":
             shutil.copyfile(f, out / f.name)
     (out / "training.json").write_text(json.dumps(recipe, indent=2, sort_keys=True) + "\n")
+    (out / "README.md").write_text(model_card(backend, out.name, recipe))
     return out
+
+
+def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
+    """What this checkpoint is, for people: the model card the Hub would show."""
+    return f"""# {name}
+
+A toy: {backend.family.name}'s architecture ({backend.config["architectures"][0]}) at a tiny size, trained on this
+project's CPU for the agentloop book, so that the book's offline panels show a real loop: the model asks for
+run_python, reads the result and answers with it, every token its own. It is not a language model in any useful
+sense outside that loop.
+
+- **Base**: `{backend.folder.name}`, built by `agentloop models build-tiny` (random weights, a BPE tokenizer
+  trained on the project's own text, the family's chat template).
+- **Data**: synthetic conversations from `agentloop/training/conversations.py`, rendered through this model's chat
+  template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic with large
+  numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
+  days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
+  tool. A quarter of the batches with thinking on. Loss on the model's own tokens only.
+- **Recipe**: `training.json` ({recipe.get("steps")} steps of {recipe.get("batch_size")} conversations, AdamW,
+  seed {recipe.get("seed")}); about {recipe.get("minutes")} minutes on the CPU it was trained on.
+- **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
+  conversations, other languages: it will still write something, usually a run_python call.
+- **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
+  prints how often the call is well-formed, the code correct and the answer right.
+- **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
+  rebuilds it from the seed.
+"""
