@@ -58,7 +58,7 @@ def record_run(client: Client, spec: dict) -> list[dict]:
     events = []
     for event in client.run_events(run_id):
         events.append(event)
-        if event["type"] == "permission":
+        if event["type"] == "permission" and not spec.get("settings", {}).get("auto_approve"):
             approve = (decisions.pop(0) if decisions else "approve") == "approve"
             r = client.post(f"/api/runs/{run_id}/decision", {"call_id": event["call_id"], "approve": approve})
             r.raise_for_status()

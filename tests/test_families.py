@@ -74,6 +74,7 @@ GEMMA_BAD = {
     "not call:": '<|tool_call>run_python{code:<|"|>x<|"|>}<tool_call|><|tool_response>',
     "unknown tool": '<|tool_call>call:rm_rf{}<tool_call|><|tool_response>',
     "bad value": '<|tool_call>call:run_python{code:print(1)}<tool_call|><|tool_response>',
+    "nested too deeply": '<|tool_call>call:run_python{code:' + "[" * 5000 + '<tool_call|><|tool_response>',
     "trailing text": '<|tool_call>call:run_python{code:<|"|>x<|"|>} and more<tool_call|><|tool_response>',
 }
 

@@ -50,6 +50,8 @@ def read_call(body: str, schemas: dict[str, dict]) -> ToolCall | str:
         arguments, end = read_value(body, head.end())
     except ValueError as e:
         return f"The arguments of {name} cannot be read: {e}."
+    except RecursionError:
+        return f"The arguments of {name} are nested too deeply to read."
     if not isinstance(arguments, dict) or body[end:].strip():
         return f"The arguments of {name} must be one {{key:value,…}} and nothing after it."
     return ToolCall(name, arguments)

@@ -1,0 +1,370 @@
+"""Chapters 5, 6 and 12–15 say what their recorded runs show and what the chat templates write; these tests hold
+them to it.
+
+- Every panel names a recording with a spec, and every spec is one the demo server accepts.
+- The forced continuations are the cases the chapters describe (a broken call, an invalid one, a repeat, …),
+  read by the real parsers and validator, and fit in the step's max_new_tokens.
+- What the chapters say the templates write is what the tiny checkpoints' templates write.
+- Once a recording exists (scripts/record_runs.py), it shows what its chapter says it shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentloop import events
+from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings
+from agentloop.model_families import FAMILIES
+from agentloop.paths import MODELS_DIR
+from agentloop.tools import TOOLS, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "docs" / "chapters"
+RUNS = CHAPTERS / "runs"
+PREFIXES = ("05", "06", "12", "13", "14", "15")
+MODELS = {"tiny-qwen3_5": "qwen3_5", "tiny-gemma4": "gemma4", "agent-qwen3_5": "qwen3_5", "agent-gemma4": "gemma4"}
+PANEL = re.compile(r'<div class="agentloop-panel"[^>]*>')
+REPLAY = re.compile(r'data-replay="runs/([^"]+)\.jsonl"')
+SCHEMAS = {name: TOOLS[name].parameters for name in RunSettings().tools}
+
+
+def chapter(prefix: str) -> Path:
+    (path,) = sorted(CHAPTERS.glob(f"{prefix}-*.md"))
+    return path
+
+
+def panels(prefix: str) -> list[str]:
+    """The recordings named by the chapter's panels, in order."""
+    names = []
+    for tag in PANEL.findall(chapter(prefix).read_text(encoding="utf-8")):
+        m = REPLAY.search(tag)
+        assert m, f"a panel in chapter {prefix} names no recording: {tag}"
+        names.append(m[1])
+    return names
+
+
+def specs() -> dict[str, dict]:
+    return {p.name.removesuffix(".spec.json"): json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(RUNS.glob("ch*.spec.json")) if p.name[2:4] in PREFIXES}
+
+
+def recording(name: str) -> list[dict]:
+    path = RUNS / f"{name}.jsonl"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not recorded yet (scripts/record_runs.py {name})")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def only(evs: list[dict], kind: str) -> list[dict]:
+    return [e for e in evs if e["type"] == kind]
+
+
+def family_of(spec: dict):
+    return FAMILIES[MODELS[spec["model"]]]
+
+
+# -- panels and specs -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_every_panel_names_a_recording_with_a_spec(prefix):
+    names = panels(prefix)
+    assert names, f"chapter {prefix} has no panel"
+    for name in names:
+        assert name.startswith(f"ch{prefix}"), name
+        assert (RUNS / f"{name}.spec.json").exists(), f"chapter {prefix}: no spec for {name}"
+
+
+def test_every_spec_is_used_by_a_panel():
+    used = {name for prefix in PREFIXES for name in panels(prefix)}
+    assert set(specs()) <= used, set(specs()) - used
+
+
+@pytest.mark.parametrize("name", sorted(specs()))
+def test_spec_is_a_run_the_server_accepts(name):
+    from demo_server.schemas import RunRequest
+
+    spec = specs()[name]
+    assert spec["kind"] == "run" and spec["model"] in MODELS
+    assert set(spec) <= {"kind", "model", "question", "settings", "forced", "decisions"}
+    RunRequest(question=spec["question"], settings=spec["settings"], forced=spec.get("forced"))
+    assert set(spec.get("decisions", [])) <= {"approve", "deny"}
+    assert set(spec["settings"]) <= set(RunSettings.__dataclass_fields__)
+
+
+# -- the forced continuations are the cases the chapters describe ----------------------------------------------------
+
+
+def read(name: str) -> list:
+    """Each forced output of the spec as the loop reads it: a FormatError, a list of calls, or the final text."""
+    spec = specs()[name]
+    family = family_of(spec)
+    out = []
+    for raw in spec["forced"]:
+        parsed = family.parse(raw, SCHEMAS)
+        out.append(parsed.error or parsed.tool_calls or parsed.content)
+    return out
+
+
+def is_error(x) -> bool:
+    return hasattr(x, "message")
+
+
+def is_call(x) -> bool:
+    return isinstance(x, list) and len(x) == 1
+
+
+def is_answer(x) -> bool:
+    return isinstance(x, str) and x != ""
+
+
+@pytest.mark.parametrize("name", ["ch12-format-error-gemma", "ch12-format-error-qwen"])
+def test_format_error_runs_break_a_call_then_mend_it(name):
+    first, second, third = read(name)
+    assert is_error(first) and "Write a call as" in first.message
+    assert is_call(second) and validate(TOOLS["run_python"], second[0].arguments) is None
+    assert is_answer(third)
+
+
+def test_format_error_runs_break_the_calls_the_way_the_chapter_says():
+    assert "no closing <tool_call|>" in read("ch12-format-error-gemma")[0].message
+    assert "outside its <parameter=" in read("ch12-format-error-qwen")[0].message
+
+
+def test_sandbox_run_makes_two_valid_calls_then_answers():
+    first, second, third = read("ch13-sandbox")
+    for calls in (first, second):
+        assert is_call(calls) and validate(TOOLS["run_python"], calls[0].arguments) is None
+    assert "bytearray" in second[0].arguments["code"]
+    assert is_answer(third)
+
+
+def test_max_steps_run_calls_until_the_steps_run_out():
+    spec = specs()["ch14-max-steps"]
+    outputs = read("ch14-max-steps")
+    assert len(outputs) == spec["settings"]["max_steps"] and all(is_call(o) for o in outputs)
+    assert len({json.dumps(o[0].arguments) for o in outputs}) == len(outputs)  # no repeat is caught instead
+
+
+def test_format_errors_run_writes_as_many_broken_calls_as_end_a_run():
+    spec = specs()["ch14-format-errors"]
+    outputs = read("ch14-format-errors")
+    limit = spec["settings"].get("max_format_errors", RunSettings().max_format_errors)
+    assert len(outputs) == limit <= spec["settings"]["max_steps"] and all(is_error(o) for o in outputs)
+
+
+def test_time_limit_run_writes_a_long_answer():
+    (output,) = read("ch14-time-limit")
+    assert is_answer(output)
+    assert specs()["ch14-time-limit"]["settings"]["time_limit_s"] < RunSettings().time_limit_s
+
+
+def test_invalid_run_passes_the_parser_but_not_validation():
+    first, second, third = read("ch15-invalid")
+    assert is_call(first) and first[0].arguments == {"code": 42}  # Gemma's bare 42 is a number
+    error = validate(TOOLS["run_python"], first[0].arguments)
+    assert error and "'code'" in error and "must be a string" in error
+    assert is_call(second) and validate(TOOLS["run_python"], second[0].arguments) is None
+    assert is_answer(third)
+
+
+def test_repeat_run_makes_the_same_call_twice():
+    first, second, third = read("ch15-repeat")
+    assert is_call(first) and is_call(second) and first == second
+    assert is_answer(third)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in specs().items() if s.get("forced")))
+def test_forced_outputs_fit_the_step_and_end_with_a_stop_token(name):
+    from transformers import AutoTokenizer
+
+    spec = specs()[name]
+    folder = MODELS_DIR / spec["model"]
+    if not (folder / "tokenizer.json").exists():
+        pytest.skip(f"{folder} is not built (make models)")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    family = family_of(spec)
+    for raw in spec["forced"]:
+        assert raw.endswith(family.stop_pieces), raw[-40:]
+        n = len(tokenizer(raw, add_special_tokens=False).input_ids)
+        assert n <= spec["settings"]["max_new_tokens"], f"{name}: {n} tokens > max_new_tokens"
+
+
+# -- what the chapters say the templates write ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def render():
+    from transformers import AutoTokenizer
+
+    tokenizers = {}
+
+    def render(family: str, messages: list[dict], tools=True, thinking=False, generation_prompt=True) -> str:
+        folder = MODELS_DIR / f"tiny-{family}"
+        if not (folder / "tokenizer.json").exists():
+            pytest.skip(f"{folder} is not built (make models)")
+        if family not in tokenizers:
+            tokenizers[family] = AutoTokenizer.from_pretrained(folder)
+        schemas = [TOOLS["run_python"].schema()] if tools else None
+        return tokenizers[family].apply_chat_template(
+            [{"role": "system", "content": SYSTEM_WITH_TOOLS}, *messages], tools=schemas, tokenize=False,
+            add_generation_prompt=generation_prompt, **FAMILIES[family].template_kwargs(thinking))
+
+    return render
+
+
+QUESTION = [{"role": "user", "content": "What is 2**64?"}]
+CALLED = QUESTION + [
+    {"role": "assistant", "content": "", "reasoning_content": "I will run Python.",
+     "tool_calls": [{"type": "function", "function": {"name": "run_python", "arguments": {"code": "print(2**64)"}}}]},
+    {"role": "tool", "name": "run_python", "tool_call_id": "1.0", "content": "18446744073709551616"},
+]
+
+
+def test_gemma_template_as_chapters_5_and_6_describe_it(render):
+    prompt = render("gemma4", QUESTION)
+    assert prompt.startswith("<bos><|turn>system\n" + SYSTEM_WITH_TOOLS)
+    assert '<|tool>declaration:run_python{description:<|"|>' in prompt and 'type:<|"|>OBJECT<|"|>' in prompt
+    assert prompt.endswith("<|turn>user\nWhat is 2**64?<turn|>\n<|turn>model\n")
+    assert render("gemma4", QUESTION, thinking=True).startswith("<bos><|turn>system\n<|think|>")
+    assert "declaration" not in render("gemma4", QUESTION, tools=False)
+    step2 = render("gemma4", CALLED, thinking=True)
+    # The call goes back in Gemma's notation, the result into the same open turn, and no new turn is opened.
+    assert step2.endswith('<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|>'
+                          '<|tool_response>response:run_python{value:<|"|>18446744073709551616<|"|>}<tool_response|>')
+    assert "<|channel>thought\nI will run Python.<channel|>" in step2
+    assert step2.count("<|turn>model") == 1
+
+
+def test_qwen_template_as_chapters_5_and_6_describe_it(render):
+    prompt = render("qwen3_5", QUESTION)
+    assert prompt.startswith("<|im_start|>system\n" + SYSTEM_WITH_TOOLS) and "<bos>" not in prompt
+    listed = prompt.split("<tools>\n", 1)[1].split("</tools>", 1)[0].strip().splitlines()
+    assert [json.loads(line) for line in listed] == [TOOLS["run_python"].schema()]  # schema() as it is
+    assert "<function=example_function_name>" in prompt
+    assert prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert render("qwen3_5", QUESTION, thinking=True).endswith("<|im_start|>assistant\n<think>\n")
+    assert "<tools>" not in render("qwen3_5", QUESTION, tools=False)
+    step2 = render("qwen3_5", CALLED, thinking=True)
+    assert "<think>\nI will run Python.\n</think>" in step2
+    assert "<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n</tool_call>" in step2
+    assert step2.endswith("<|im_start|>user\n<tool_response>\n18446744073709551616\n</tool_response><|im_end|>\n"
+                          "<|im_start|>assistant\n<think>\n")
+
+
+@pytest.mark.parametrize("family", ["gemma4", "qwen3_5"])
+def test_step_prompts_extend_each_other_and_old_thoughts_are_dropped(render, family):
+    """Chapter 6: with nothing re-spelled, a step's prompt starts with the last one; a user message after a
+    thought drops that thought."""
+    first = render(family, QUESTION)
+    called = [{**m, "reasoning_content": ""} if m["role"] == "assistant" else m for m in CALLED]
+    assert render(family, called).startswith(first)
+    later = CALLED + [{"role": "user", "content": "And 2**65?"}]
+    assert "I will run Python." not in render(family, later, thinking=True)
+
+
+# -- the recordings, once made, show what the chapters say ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(specs()))
+def test_recording_is_valid_events_of_its_spec(name):
+    evs = recording(name)
+    for e in evs:
+        events.check(e)
+    start, end = evs[0], evs[-1]
+    assert start["type"] == "run_start" and end["type"] == "run_end"
+    settings = specs()[name]["settings"]
+    assert {k: start["settings"][k] for k in settings} == settings
+
+
+@pytest.mark.parametrize("name,declared", [("ch05-gemma", "<|tool>declaration:run_python"), ("ch05-qwen", "<tools>")])
+def test_ch05_the_prompt_declares_the_tool(name, declared):
+    evs = recording(name)
+    assert only(evs, "run_start")[0]["tools"] == ["run_python"]
+    assert declared in only(evs, "context")[0]["prompt"]
+
+
+def test_ch05_no_tools_means_none_in_the_prompt():
+    evs = recording("ch05-no-tools")
+    assert only(evs, "run_start")[0]["tools"] == []
+    assert "run_python" not in only(evs, "context")[0]["prompt"]
+
+
+@pytest.mark.parametrize("name", ["ch06-gemma", "ch06-qwen"])
+def test_ch06_step_two_adds_the_call_and_its_result(name):
+    evs = recording(name)
+    contexts, results = only(evs, "context"), only(evs, "tool_result")
+    assert len(contexts) >= 2 and results
+    first, second = contexts[:2]
+    assert first["added_from"] == 0 and 0 < second["added_from"] <= len(first["prompt"])
+    assert results[0]["output"] in second["prompt"][second["added_from"]:]
+
+
+@pytest.mark.parametrize("name", ["ch12-thinking-gemma", "ch12-thinking-qwen"])
+def test_ch12_thinking_a_reply_and_a_call(name):
+    evs = recording(name)
+    step1 = [t for t in only(evs, "token") if t["step"] == 1]
+    assert {"thought", "tool_call", "control"} <= {t["channel"] for t in step1}
+    calls = only(evs, "tool_call")
+    assert calls and calls[0]["step"] == 1 and "error" not in calls[0]
+
+
+@pytest.mark.parametrize("name", ["ch12-format-error-gemma", "ch12-format-error-qwen"])
+def test_ch12_format_error_is_told_and_mended(name):
+    evs = recording(name)
+    broken, mended = only(evs, "tool_call")[:2]
+    assert broken["name"] is None and broken["error"] and broken["call_id"] == "1.0"
+    assert mended["step"] == 2 and "error" not in mended
+    assert "Your tool call could not be read." in only(evs, "context")[1]["prompt"]
+    assert evs[-1]["stop_reason"] == "final"
+
+
+def test_ch13_the_sandbox_held():
+    evs = recording("ch13-sandbox")
+    probe, memory = only(evs, "tool_result")
+    assert "user id: 65534" in probe["output"] and "folder: /data" in probe["output"]
+    assert "/etc/passwd -> FileNotFoundError" in probe["output"] and "network ->" in probe["output"]
+    assert memory["is_error"] and "Memory limit reached." in memory["output"]
+    assert evs[-1]["stop_reason"] == "final"
+
+
+@pytest.mark.parametrize("name,reason", [("ch14-final", "final"), ("ch14-max-steps", "max_steps"),
+                                         ("ch14-format-errors", "format_errors"), ("ch14-time-limit", "time_limit")])
+def test_ch14_each_run_ends_the_way_its_tab_says(name, reason):
+    evs = recording(name)
+    assert evs[-1]["stop_reason"] == reason
+    if reason == "max_steps":
+        assert evs[-1]["final"] == "" and evs[-1]["steps"] == specs()[name]["settings"]["max_steps"]
+    if reason == "time_limit":
+        assert only(evs, "model_end")[-1]["finish"] == "user_stopped"
+
+
+def test_ch14_a_step_cut_at_max_new_tokens():
+    evs = recording("ch14-max-new-tokens")
+    assert only(evs, "model_end")[0]["finish"] == "max_new_tokens"
+
+
+def test_ch15_denied_call_is_told_to_the_model():
+    evs = recording("ch15-deny")
+    (decision,) = [d for d in only(evs, "decision") if not d["approved"]][:1]
+    assert decision["by"] == "reader"
+    result = [r for r in only(evs, "tool_result") if r["call_id"] == decision["call_id"]][0]
+    assert result["is_error"] and "denied" in result["output"]
+
+
+def test_ch15_invalid_call_is_not_asked_about():
+    evs = recording("ch15-invalid")
+    invalid = only(evs, "tool_call")[0]
+    assert invalid["error"] and invalid["call_id"] not in {p["call_id"] for p in only(evs, "permission")}
+    assert [d["approved"] for d in only(evs, "decision")] == [True]
+
+
+def test_ch15_repeated_call_is_caught():
+    evs = recording("ch15-repeat")
+    assert len(only(evs, "permission")) == 1
+    first, second = only(evs, "tool_result")[:2]
+    assert not first["is_error"] and "already made this exact call" in second["output"]
