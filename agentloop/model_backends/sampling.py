@@ -25,10 +25,13 @@ def sample(logits: torch.Tensor, s: Sampling, piece: Callable[[int], str], draft
     when it is the top token); otherwise the pick comes from the other candidates, so each token still comes out
     exactly as often as without a drafter. A `forced` token is taken whatever the settings say (a continuation
     supplied from outside), and reported like any other."""
+    # [quote:distribution]
     probs = torch.softmax(logits, -1)  # the model's own distribution
     # Equally likely tokens go lowest id first, as argmax (and so generate()) takes them; topk leaves their order open.
     top = sorted(zip(*probs.topk(min(TOP_N, probs.numel()))), key=lambda c: (-float(c[0]), int(c[1])))
+    # [/quote:distribution]
 
+    # [quote:rules]
     if s.temperature <= 0:  # T -> 0 is greedy decoding
         chosen, kept, p_sampled = int(top[0][1]), 1, 1.0
     else:
@@ -51,11 +54,15 @@ def sample(logits: torch.Tensor, s: Sampling, piece: Callable[[int], str], draft
                 weights[at[0]] = 0
             pick = int(torch.multinomial(weights, 1))
         chosen, p_sampled = int(cand_ids[pick]), float(cand_probs[pick])
+    # [/quote:rules]
 
+    # [quote:forced]
     if forced is not None:
         chosen = forced
         p_sampled = None  # the settings did not pick it
+    # [/quote:forced]
 
+    # [quote:report]
     p = float(probs[chosen])
     return chosen, {
         "p": p,
@@ -67,3 +74,4 @@ def sample(logits: torch.Tensor, s: Sampling, piece: Callable[[int], str], draft
         "top": [{"id": int(i), "piece": piece(int(i)), "p": float(v), "kept": rank < kept}
                 for rank, (v, i) in enumerate(top)],
     }
+    # [/quote:report]

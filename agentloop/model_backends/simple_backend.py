@@ -120,6 +120,7 @@ class SimpleBackend:
         text = Detokenizer(self.tokenizer)
         finish = "max_new_tokens"
 
+        # [quote:prefill]
         with torch.inference_mode():
             # Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh.
             if hasattr(self.model.model, "rope_deltas"):
@@ -127,7 +128,9 @@ class SimpleBackend:
             start = time.perf_counter()
             out = self._forward(ids, None)
             yield {"type": "prefill", "n_tokens": len(prompt.ids), "ms": round((time.perf_counter() - start) * 1000, 1)}
+            # [/quote:prefill]
 
+            # [quote:decode]
             decode_start = time.perf_counter()
             for token_id, details in self._one_at_a_time(out, sampling, forced):
                 if should_stop():
@@ -150,7 +153,9 @@ class SimpleBackend:
                     break
                 if len(generated) == sampling.max_new_tokens or (forced is not None and len(generated) == len(forced)):
                     break
+            # [/quote:decode]
 
+        # [quote:done]
         decode_s = time.perf_counter() - decode_start
         yield {
             "type": "done",
@@ -162,6 +167,7 @@ class SimpleBackend:
             "mtp": None,
             "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
         }
+        # [/quote:done]
 
     def _one_at_a_time(self, out, s: Sampling, forced: list[int] | None) -> Iterator[tuple[int, dict]]:
         """Sample a token, feed it back with the cache for the next position's logits, repeat. A generator: once the

@@ -255,7 +255,8 @@ def _dedent(lines: list[str]) -> list[str]:
 def render_quote(index: Index, span: Span, page_src_uri: str, hl: list[int] = (), indent: str = "") -> list[str]:
     """A fence with the file's real line numbers and a title naming the lines, then a link to the source page."""
     source = index.files[span.path]
-    code = _dedent(source.lines[span.first - 1 : span.last])
+    # A region marker inside a quote is shown as a blank line: the lines keep the file's numbers.
+    code = _dedent(["" if QUOTE_MARKER.match(line) else line for line in source.lines[span.first - 1 : span.last]])
     for line in hl:
         if not span.first <= line <= span.last:
             raise QuoteError(f"hl line {line} is outside the quoted lines {span.first}-{span.last}")
@@ -270,6 +271,7 @@ def render_quote(index: Index, span: Span, page_src_uri: str, hl: list[int] = ()
     return [indent + line if line else line for line in out]
 
 
+QUOTE_MARKER = re.compile(r"^\s*(#|//)\s*\[/?quote:[\w.-]+\]\s*$")
 DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*):::[ \t]+quote(?:[ \t]+(?P<rest>.*?))?[ \t]*$")
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})")
 CODE_SPAN = re.compile(r"(?<![`\\])`(?P<code>[^`\n]+)`(?!`)")
