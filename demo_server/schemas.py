@@ -100,6 +100,8 @@ class ModelEntry(BaseModel):
     bytes: int | None = Field(description="Bytes on disk; null when not downloaded.")
     parameters: int | None = Field(description="From the safetensors headers; null when not downloaded.")
     size: str | None = Field(description="The model's nominal size, for the real ones.")
+    description: dict[str, str] = Field(description="What it is, said plainly: {en, zh}.")
+    default: bool = Field(description="The model `agentloop run` uses when none is named (listed first).")
     current: bool
 
 

@@ -20,11 +20,20 @@
     events: (runId) => `/api/runs/${encodeURIComponent(runId)}/events`, // GET, Server-Sent Events
     decision: (runId) => `/api/runs/${encodeURIComponent(runId)}/decision`, // POST {call_id, approve}
     stop: (runId) => `/api/runs/${encodeURIComponent(runId)}/stop`, // POST {}
+    // GET -> {models: [{id, kind, family, downloaded, bytes, parameters, size, description: {en, zh}, default,
+    // current}], current}
+    models: "/api/models",
+    load: "/api/models/load", // POST {model} -> 202 {ok, load_id, model}; 409 while a run or a load is going
+    loadEvents: "/api/models/load/events", // GET, SSE: load_start, family, download*, loading, then ready | error
   };
   const TOKEN_HEADER = "X-Agentloop-Token"; // required on every POST
   const TOKEN_META = "agentloop-token"; // <meta name="agentloop-token" content="..."> the server injects
   const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
   const MAKE_LIVE_URL = "http://127.0.0.1:8000/";
+  // One model serves every tab: a live page asks GET /api/status this often while it is visible, so a switch
+  // made in another tab shows here within a few seconds.
+  const STATUS_POLL_MS = 3000;
+  const MENU_STALE_MS = 10000; // the model menu is asked again when opened after this long
 
   // Settings the live form sends, as the harness names them. Empty number fields are left out, so the server
   // uses its own defaults (the family's recommended sampling) rather than numbers made up here.
@@ -726,11 +735,234 @@
         zh: `示範伺服器拒絕了這個請求（HTTP ${r.status}）。`,
       };
       const err = new Error(message.en);
+      err.status = r.status;
       err.event = { type: "error", message, detail: data && data.detail };
       throw err;
     }
     return data || {};
   }
+
+  async function getJSON(url) {
+    const r = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" });
+    const type = r.headers.get("content-type") || "";
+    if (!r.ok || !type.includes("json")) throw new Error(`${url} answered HTTP ${r.status}`);
+    return r.json();
+  }
+
+  function fmtBytes(n) {
+    if (typeof n !== "number" || !Number.isFinite(n)) return "—";
+    const units = ["B", "kB", "MB", "GB", "TB"];
+    let i = 0;
+    while (n >= 1000 && i < units.length - 1) {
+      n /= 1000;
+      i++;
+    }
+    return i === 0 ? `${n} B` : `${n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0)} ${units[i]}`; // 3 digits
+  }
+
+  function fmtCount(n) {
+    if (typeof n !== "number" || !Number.isFinite(n)) return "—";
+    if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
+    if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+    if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+    return String(n);
+  }
+
+  const KIND_LABEL = { tiny: "tiny, random weights", trained: "tiny, trained toy", real: "real" };
+
+  // "0.8B, not downloaded", "0.8B, 1.75 GB", "3.7M parameters, 7.48 MB".
+  function sizeText(m) {
+    const parts = [];
+    if (m.size) parts.push(String(m.size));
+    else if (typeof m.parameters === "number") parts.push(`${fmtCount(m.parameters)} parameters`);
+    if (m.downloaded === false) parts.push("not downloaded");
+    else if (typeof m.bytes === "number") parts.push(fmtBytes(m.bytes));
+    return parts.join(", ");
+  }
+
+  function optionLabel(m) {
+    const facts = [m.family, KIND_LABEL[m.kind] || m.kind, sizeText(m)].filter(Boolean).join(", ");
+    return `${m.id} (${facts})${m.default ? " · default" : ""}`;
+  }
+
+  // What a load is doing, from its latest event; `short` for the menu's summary line.
+  function loadText(load, short) {
+    const ev = load.event || {};
+    const model = load.model || "the model";
+    if (ev.type === "download") {
+      const pct = ev.bytes_total > 0 ? Math.floor((100 * (ev.bytes_done || 0)) / ev.bytes_total) : null;
+      if (short) return `downloading ${model}… ${pct === null ? "" : pct + "%"}`.trim();
+      const bytes = ev.bytes_total > 0 ? `${fmtBytes(ev.bytes_done || 0)} of ${fmtBytes(ev.bytes_total)}` : "starting";
+      const files = ev.files_total > 0 ? `, file ${ev.files_done || 0} of ${ev.files_total}` : "";
+      return `Downloading ${model} from the Hugging Face Hub: ${bytes}${files}.`;
+    }
+    if (ev.type === "loading") return short ? `loading ${model}…` : `Loading ${model} into memory…`;
+    if (ev.type === "family") {
+      return short ? `loading ${model}…` : `${model} is a ${ev.family} model; getting its weights…`;
+    }
+    return short ? `loading ${model}…` : `Loading ${model}…`;
+  }
+
+  // A refusal or a failure, in English and Chinese, in the model menu.
+  function showMessage(box, title, message) {
+    const m = message && typeof message === "object" ? message : { en: asText(message) };
+    const alert = el("div", "al-model-error");
+    alert.setAttribute("role", "alert");
+    alert.append(el("div", "al-model-error-title", title));
+    if (m.en) {
+      const en = el("div", "al-error-text", m.en);
+      en.lang = "en";
+      alert.append(en);
+    }
+    if (m.zh) {
+      const zh = el("div", "al-error-text", m.zh);
+      zh.lang = "zh-Hant";
+      alert.append(zh);
+    }
+    box.replaceChildren(alert);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // One model for every tab. The page's live panels share one view of the server: the latest GET /api/status,
+  // asked every few seconds while the page is visible (a switch made in another tab shows on the next ask),
+  // the model menu (GET /api/models, asked once and again when stale), and the load stream, followed while a
+  // load is under way, whichever tab started it. Material's instant navigation closes the stream with the
+  // panels of the page left behind; the next page's panels pick it up again from its first event.
+
+  const hub = {
+    status: null, // the latest /api/status answer
+    menu: null, // a promise of the latest /api/models answer
+    menuAt: 0,
+    source: null, // the load stream, while one is followed
+    load: null, // the load as the stream has told it: {model, phase, event, done}
+    timer: 0,
+
+    livePanels() {
+      return Array.from(panels).filter((p) => p.mode === "live" && !p.destroyed);
+    },
+
+    // A live panel joins: the first one brings the status its probe found; asking again at once catches a
+    // switch made since (instant navigation keeps the probe's first answer).
+    attach(status) {
+      if (!this.status && status) this.status = status;
+      this.pollSoon(0);
+    },
+
+    pollSoon(ms) {
+      clearTimeout(this.timer);
+      this.timer = 0;
+      if (document.visibilityState === "hidden" || !this.livePanels().length) return;
+      this.timer = setTimeout(() => this.poll(), ms === undefined ? STATUS_POLL_MS : ms);
+    },
+
+    async poll() {
+      clearTimeout(this.timer);
+      this.timer = 0;
+      const seq = (this.seq = (this.seq || 0) + 1);
+      let status = null;
+      try {
+        status = await getJSON(API.status);
+      } catch (_) {
+        if (seq === this.seq) for (const p of this.livePanels()) p.showGone();
+      }
+      if (seq !== this.seq) return; // a later ask has answered, or will
+      if (status) this.setStatus(status);
+      this.pollSoon();
+    },
+
+    setStatus(status) {
+      const prev = this.status;
+      this.status = status;
+      if (!prev || prev.model !== status.model) this.menu = null; // sizes and `current` changed
+      if (status.loading && !this.source) this.follow();
+      // A load this page stopped following (it navigated) and that has ended since: nothing left to show.
+      if (!status.loading && !this.source && this.load && !this.load.done) this.load = null;
+      for (const p of this.livePanels()) p.applyStatus(status, prev);
+    },
+
+    fetchMenu(force) {
+      if (force || !this.menu || performance.now() - this.menuAt > MENU_STALE_MS) {
+        this.menuAt = performance.now();
+        const menu = getJSON(API.models).then((m) => {
+          if (!m || !Array.isArray(m.models)) throw new Error(`${API.models} answered no models`);
+          return m;
+        });
+        menu.catch(() => {
+          if (this.menu === menu) this.menu = null;
+        });
+        this.menu = menu;
+      }
+      return this.menu;
+    },
+
+    // POST the switch; the stream then tells every panel how it goes. Throws the server's refusal (409 while a
+    // run or a load is going) for the panel that asked to show.
+    async loadModel(model) {
+      await postJSON(API.load, { model });
+      this.loadEvent({ type: "load_start", model });
+      this.follow();
+    },
+
+    follow() {
+      this.closeSource();
+      const source = new EventSource(API.loadEvents);
+      this.source = source;
+      const finish = () => {
+        if (this.source === source) this.source = null;
+        source.close();
+        this.menu = null;
+        this.poll(); // the status line, the form's defaults and the menu, at once
+      };
+      source.onmessage = (e) => {
+        let ev;
+        try {
+          ev = JSON.parse(e.data);
+        } catch (_) {
+          return;
+        }
+        if (!ev || typeof ev !== "object") return;
+        this.loadEvent(ev);
+        if (ev.type === "ready" || ev.type === "error") finish();
+      };
+      // Closed here too: an EventSource whose server is gone otherwise reconnects for ever.
+      source.onerror = () => {
+        if (this.source !== source) return;
+        if (this.load && !this.load.done) {
+          this.loadEvent(errorEvent("The connection to the demo server was lost during the load.",
+            "載入期間與示範伺服器的連線中斷了。"));
+        }
+        finish();
+      };
+    },
+
+    loadEvent(ev) {
+      const model = ev.model || (this.load && this.load.model) || "";
+      const done = ev.type === "ready" || ev.type === "error";
+      this.load = { model, phase: ev.type, event: ev, done };
+      for (const p of this.livePanels()) p.showLoad(this.load);
+    },
+
+    closeSource() {
+      if (this.source) {
+        this.source.close();
+        this.source = null;
+      }
+    },
+
+    stop() {
+      clearTimeout(this.timer);
+      this.timer = 0;
+      this.closeSource();
+    },
+  };
+
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") hub.pollSoon(0);
+    else {
+      clearTimeout(hub.timer);
+      hub.timer = 0;
+    }
+  });
 
   // ---------------------------------------------------------------------------------------------------
   // A panel: its controls, its renderer, and either a replay or a live run.
@@ -965,11 +1197,11 @@
 
     // --- live ---
 
-    startLive(status) {
+    startLive(probed) {
+      // Instant navigation keeps the first probe's answer: the page's latest status is the hub's.
+      const status = hub.status || probed;
       this.mode = "live";
       this.badge.textContent = "live";
-      const who = [status.model, status.family ? `(${status.family})` : null].filter(Boolean).join(" ");
-      this.status.textContent = who ? `Live: ${who}, on this machine.` : "Live: the demo server answers.";
       this.note.replaceChildren();
       if (!pageToken()) {
         this.note.append("This page carries no agentloop-token, so the server may refuse to start a run; open the book from the demo server's own address.");
@@ -1005,6 +1237,7 @@
         inputs[s.key] = input;
         form.append(label);
       }
+      this.inputs = inputs;
       const run = el("button", "al-btn al-run", "Run");
       run.type = "submit";
       const stop = el("button", "al-btn al-stop", "Stop");
@@ -1036,7 +1269,231 @@
         this.renderer.reset();
         this.startReplay({ mode: "replay", published: false });
       });
-      this.controls.replaceChildren(form);
+      this.modelMenu = this.buildModelMenu();
+      this.controls.replaceChildren(this.modelMenu.details, form);
+      this.shown = null;
+      this.applyStatus(status, null);
+      if (hub.load) this.showLoad(hub.load);
+      hub.attach(status);
+      this.fillMenu(false);
+    }
+
+    // --- live: the model menu ---
+
+    // Compact: a summary naming the model, opening to the select, the entry's description and Load.
+    buildModelMenu() {
+      const details = el("details", "al-model");
+      const summary = el("summary", "al-model-summary");
+      const name = el("span", "al-model-name", "…");
+      summary.append("Model: ", name);
+      const body = el("div", "al-model-body");
+      const select = el("select", "al-model-select");
+      select.setAttribute("aria-label", "Model");
+      const field = el("label", "al-field al-model-field");
+      field.append(el("span", null, "Model (one for every tab)"), select);
+      const load = el("button", "al-btn al-load", "Load");
+      load.type = "button";
+      const row = el("div", "al-model-row");
+      row.append(field, load);
+      const desc = el("div", "al-model-desc");
+      const progress = el("div", "al-model-progress");
+      progress.hidden = true;
+      const bar = el("progress", "al-model-bar");
+      bar.max = 1;
+      const progressText = el("span", "al-model-progress-text");
+      progress.append(bar, progressText);
+      const msg = el("div", "al-model-msg");
+      msg.setAttribute("role", "status");
+      msg.setAttribute("aria-live", "polite");
+      body.append(row, desc, progress, msg);
+      details.append(summary, body);
+      const menu = { details, summary, name, select, load, desc, progress, bar, progressText, msg, entries: [] };
+      details.addEventListener("toggle", () => {
+        if (details.open) this.fillMenu(false);
+      });
+      select.addEventListener("change", () => {
+        menu.chosen = select.value; // kept across refreshes of the list until the reader picks again
+        this.describe();
+        this.updateLoadButton();
+      });
+      load.addEventListener("click", () => this.loadChosen());
+      return menu;
+    }
+
+    async fillMenu(force) {
+      const menu = this.modelMenu;
+      let answer;
+      try {
+        answer = await hub.fetchMenu(force);
+      } catch (err) {
+        if (this.destroyed || this.modelMenu !== menu) return;
+        menu.entries = [];
+        menu.select.replaceChildren(el("option", null, "(the model menu is not available)"));
+        menu.select.disabled = true;
+        menu.desc.replaceChildren(el("div", "al-model-desc-en", `GET ${API.models} did not answer: ${err.message || err}.`));
+        this.updateLoadButton();
+        return;
+      }
+      if (this.destroyed || this.modelMenu !== menu) return;
+      menu.entries = answer.models.filter((m) => m && typeof m.id === "string");
+      const current = (hub.status && hub.status.model) || answer.current || null;
+      const options = menu.entries.map((m) => {
+        const o = el("option", null, optionLabel(m));
+        o.value = m.id;
+        return o;
+      });
+      if (current && !menu.entries.some((m) => m.id === current)) {
+        const o = el("option", null, `${current} (loaded from a folder outside the menu)`);
+        o.value = current;
+        options.unshift(o);
+      }
+      menu.select.replaceChildren(...options);
+      menu.select.disabled = !options.length;
+      const want = menu.chosen && options.some((o) => o.value === menu.chosen) ? menu.chosen : current;
+      if (want) menu.select.value = want;
+      this.describe();
+      this.updateLoadButton();
+    }
+
+    describe() {
+      const menu = this.modelMenu;
+      const m = menu.entries.find((e) => e.id === menu.select.value);
+      menu.desc.replaceChildren();
+      if (!m) return;
+      const d = m.description && typeof m.description === "object" ? m.description : {};
+      const facts = el("div", "al-model-facts");
+      kv(facts, "family", m.family);
+      kv(facts, "kind", m.kind);
+      kv(facts, "size", sizeText(m));
+      if (m.default) facts.append(el("span", "al-badge", "default"));
+      if (m.current) facts.append(el("span", "al-badge al-mode", "loaded"));
+      menu.desc.append(facts);
+      if (d.en) {
+        const en = el("div", "al-model-desc-en", d.en);
+        en.lang = "en";
+        menu.desc.append(en);
+      }
+      if (d.zh) {
+        const zh = el("div", "al-model-desc-zh", d.zh);
+        zh.lang = "zh-Hant";
+        menu.desc.append(zh);
+      }
+    }
+
+    updateLoadButton() {
+      const menu = this.modelMenu;
+      if (!menu) return;
+      const s = hub.status || {};
+      const chosen = menu.select.value;
+      const loading = !!s.loading || !!(hub.load && !hub.load.done);
+      menu.load.disabled = menu.select.disabled || !chosen || loading || (chosen === s.model && !loading);
+      menu.load.textContent = loading ? "Loading…" : "Load";
+    }
+
+    async loadChosen() {
+      const menu = this.modelMenu;
+      const model = menu.select.value;
+      if (!model) return;
+      menu.msg.replaceChildren();
+      menu.load.disabled = true;
+      try {
+        await hub.loadModel(model);
+      } catch (err) {
+        if (this.destroyed || this.modelMenu !== menu) return;
+        const ev = err.event || errorEvent(`Could not load ${model}: ${err}`, `無法載入 ${model}：${err}`);
+        const title = err.status === 409 ? `Not now (HTTP 409): ${model} was not loaded.` : `${model} was not loaded.`;
+        showMessage(menu.msg, title, ev.message);
+        this.updateLoadButton();
+      }
+    }
+
+    // The server's status, on first sight and after each ask: the status line, the summary, the selected model,
+    // and (when the model changed, here or in another tab) the form's defaults.
+    applyStatus(s, prev) {
+      if (this.destroyed || this.mode !== "live" || !this.modelMenu) return;
+      const menu = this.modelMenu;
+      const who = [s.model, s.family ? `(${s.family})` : null].filter(Boolean).join(" ");
+      const following = hub.load && !hub.load.done ? loadText(hub.load, true) : null;
+      let line;
+      if (following) line = `Live: ${following}`; // the stream's news is the freshest
+      else if (s.loading) line = `Live: loading ${s.loading_model || "a model"}…`;
+      else if (who) line = `Live: ${who}, on this machine.`;
+      else if (s.ok === false || s.model === null) line = "Live: no model is loaded; pick one in the model menu.";
+      else line = "Live: the demo server answers.";
+      menu.name.textContent = following || (s.loading ? `loading ${s.loading_model || "…"}` : who || "none loaded");
+      if (this.shown !== line) {
+        this.status.textContent = line;
+        this.shown = line;
+      }
+      this.root.classList.toggle("al-gone", false);
+      if (s.error && !s.model && !s.loading) showMessage(menu.msg, "No model is loaded.", s.error);
+      if (prev && prev.model !== s.model && s.model) {
+        this.applyDefaults(s.defaults);
+        menu.chosen = null;
+        this.fillMenu(false); // marks the new current model and selects it
+      }
+      if (!s.loading && hub.load === null) this.hideProgress();
+      this.updateLoadButton();
+    }
+
+    applyDefaults(defaults) {
+      if (!this.inputs || !defaults || typeof defaults !== "object") return;
+      for (const s of SETTINGS) {
+        const input = this.inputs[s.key];
+        if (!input) continue;
+        if (s.type === "bool") input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
+        else input.value = typeof defaults[s.key] === "number" ? String(defaults[s.key]) : "";
+      }
+    }
+
+    showGone() {
+      if (this.destroyed || this.mode !== "live") return;
+      const line = "Live, but the demo server does not answer now (stopped?). Trying again…";
+      this.status.textContent = line;
+      this.shown = line;
+      this.root.classList.toggle("al-gone", true);
+    }
+
+    // The load stream's latest event: a progress bar from download's bytes, "loading…", then ready or error.
+    showLoad(load) {
+      const menu = this.modelMenu;
+      if (this.destroyed || !menu) return;
+      const ev = load.event || {};
+      if (load.done) {
+        this.hideProgress();
+        if (ev.type === "ready") {
+          const took = typeof ev.ms === "number" ? ` in ${(ev.ms / 1000).toFixed(1)} s` : "";
+          menu.msg.replaceChildren(el("div", "al-model-ok", `${load.model} is loaded${took}, for every tab.`));
+        } else {
+          showMessage(menu.msg, `Loading ${load.model || "the model"} failed.`, ev.message);
+        }
+        this.updateLoadButton();
+        return;
+      }
+      menu.progress.hidden = false;
+      menu.msg.replaceChildren();
+      if (ev.type === "download" && ev.bytes_total > 0) {
+        menu.bar.max = ev.bytes_total;
+        menu.bar.value = Math.min(ev.bytes_done || 0, ev.bytes_total);
+      } else if (ev.type === "download" && ev.files_total > 0) {
+        menu.bar.max = ev.files_total;
+        menu.bar.value = Math.min(ev.files_done || 0, ev.files_total);
+      } else {
+        menu.bar.removeAttribute("value"); // indeterminate
+      }
+      menu.progressText.textContent = loadText(load, false);
+      menu.name.textContent = loadText(load, true);
+      this.shown = `Live: ${loadText(load, true)}`;
+      this.status.textContent = this.shown;
+      this.root.classList.add("al-loading");
+      this.updateLoadButton();
+    }
+
+    hideProgress() {
+      const menu = this.modelMenu;
+      if (!menu) return;
+      menu.progress.hidden = true;
+      this.root.classList.remove("al-loading");
     }
 
     async startRun(question, settings, runBtn, stopBtn) {
@@ -1094,7 +1551,14 @@
   // announces each new page through document$; panels of the page left behind are closed first.
 
   function initAll() {
-    for (const p of Array.from(panels)) if (!document.body.contains(p.root)) p.destroy();
+    let left = false;
+    for (const p of Array.from(panels)) {
+      if (!document.body.contains(p.root)) {
+        p.destroy();
+        left = true;
+      }
+    }
+    if (left) hub.stop(); // the next page's live panels start it again, and follow a load still going
     hidePopover();
     for (const root of document.querySelectorAll(".agentloop-panel")) {
       if (!root._alPanel) new Panel(root);
@@ -1108,6 +1572,7 @@
     Renderer,
     Panel,
     initAll,
+    hub, // the page's shared view of the server: its status, the model menu, the load being followed
     // Draw events into an element with the panel's renderer, synchronously (the bench and the tests use it).
     render(target, events, options) {
       const r = new Renderer(target, options);
@@ -1127,5 +1592,9 @@
   }
   window.addEventListener("pagehide", () => {
     for (const p of Array.from(panels)) p.closeStream();
+    hub.stop();
+  });
+  window.addEventListener("pageshow", (e) => {
+    if (e.persisted) hub.pollSoon(0); // back from the back-forward cache: ask again at once
   });
 })();

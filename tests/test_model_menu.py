@@ -1,0 +1,372 @@
+"""The model menu: what GET /api/models says of each model, and the live panel's menu in a real browser, against
+the real demo server on the tiny checkpoints: pick, load, see the switch in this tab and in every other one, and
+a refusal (409) shown while a run holds the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentloop.model_backends import model_folder
+from agentloop.terminal import default_model
+from demo_server.app import create_app
+from demo_server.client import Client, ServerThread, free_port
+from demo_server.current import model_menu
+from tests.conftest import TINY
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
+    "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
+    "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
+                "</tool_call><|im_end|>"],
+}
+
+
+# -- what the menu says ---------------------------------------------------------------------------------------------
+
+
+def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monkeypatch):
+    import agentloop.terminal
+
+    for name, source in (("tiny-qwen3_5", TINY["qwen3_5"]), ("agent-gemma4", TINY["gemma4"])):
+        (tmp_path / name).mkdir()
+        shutil.copyfile(source / "config.json", tmp_path / name / "config.json")
+    monkeypatch.setattr(model_folder, "MODELS_DIR", tmp_path)
+    monkeypatch.setattr(agentloop.terminal, "DEFAULT_MODEL", "agent-gemma4")
+
+    menu = model_menu()
+    assert [m["id"] for m in menu] == ["agent-gemma4", "tiny-qwen3_5", "Qwen/Qwen3.5-0.8B", "google/gemma-4-E2B-it"]
+    assert [m["default"] for m in menu] == [True, False, False, False]
+    for m in menu:
+        assert {"id", "kind", "family", "downloaded", "bytes", "parameters", "size", "description", "default"} <= set(m)
+        assert set(m["description"]) == {"en", "zh"} and all(m["description"].values()), m
+    agent, tiny, qwen, gemma = (m["description"] for m in menu)
+    assert "toy" in agent["en"] and "Gemma 4" in agent["en"] and "run_python" in agent["en"]
+    assert "models/agent-gemma4/README.md" in agent["en"] and "模型卡" in agent["zh"]
+    assert "random weights" in tiny["en"] and "noise" in tiny["en"] and "隨機" in tiny["zh"]
+    assert "Hugging Face Hub" in qwen["en"] and "pinned revision" in qwen["en"] and "reachable" in qwen["en"]
+    assert "none is pinned" in gemma["en"]
+
+
+# -- the menu in the live panel -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
+    site = tmp_path_factory.mktemp("book") / "site"
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--site-dir", str(site)], cwd=ROOT,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    return site
+
+
+@pytest.fixture(scope="module")
+def book(site):
+    import torch
+
+    for folder in TINY.values():
+        if not (folder / "config.json").exists():
+            pytest.fail(f"{folder} is missing: run `make models` (agentloop models build-tiny) first")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # two cores shared with other work
+    port = free_port()
+    app = create_app(model=str(TINY["qwen3_5"]), site_dir=site, port=port, device="cpu", allow_forced=True,
+                     orphan_s=120)
+    srv = ServerThread(app, port).start()
+    Client(srv.url).wait_ready()
+    yield srv
+    srv.stop()
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        yield b
+        b.close()
+
+
+def chapter(base: str, number: str) -> str:
+    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(f'{number}-*.md')).stem}/"
+
+
+def test_the_api_sends_the_descriptions(book):
+    c = Client(book.url)
+    answer = c.get("/api/models").json()
+    c.close()
+    first, *_ = answer["models"]
+    assert first["default"] is True and first["id"] == Path(default_model()).name
+    assert all(set(m["description"]) == {"en", "zh"} for m in answer["models"])
+
+
+def test_pick_load_and_every_tab_follows(book, browser):
+    c = Client(book.url)
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    problems: list[str] = []
+    try:
+        tab = context.new_page()
+        tab.on("pageerror", lambda e: problems.append(str(e)))
+        tab.goto(chapter(book.url, "01"))
+        panel = tab.locator(".agentloop-panel").first
+        panel.locator("button.al-run").wait_for(timeout=20000)  # live
+        other = context.new_page()  # a second tab, open before the switch
+        other.goto(chapter(book.url, "01"))
+        other_panel = other.locator(".agentloop-panel").first
+        other_panel.locator("button.al-run").wait_for(timeout=20000)
+        assert "tiny-qwen3_5 (qwen3_5)" in other_panel.locator(".al-status").inner_text()
+
+        # Compact until opened: one line naming the model.
+        menu = panel.locator("details.al-model")
+        assert menu.locator("summary").inner_text().strip() == "Model: tiny-qwen3_5 (qwen3_5)"
+        menu.locator("summary").click()
+        select = menu.locator("select.al-model-select")
+        tab.wait_for_function("() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 4")
+        options = select.locator("option").all_inner_texts()
+        assert any(o.startswith("tiny-qwen3_5 (") for o in options), options
+        assert any(o.startswith("tiny-gemma4 (gemma4") for o in options), options
+        assert any("Qwen/Qwen3.5-0.8B" in o and ("not downloaded" in o or "GB" in o) for o in options), options
+        assert select.input_value() == "tiny-qwen3_5"  # the current model is selected
+        assert menu.locator("button.al-load").is_disabled()  # it is loaded already
+        assert "random weights" in menu.locator(".al-model-desc").inner_text()
+
+        panel.locator('input[name="temperature"]').fill("4.5")  # replaced by the new model's default
+        select.select_option("tiny-gemma4")
+        desc = menu.locator(".al-model-desc").inner_text()
+        assert "Gemma 4" in desc and "random weights" in desc and "隨機" in desc
+        menu.locator("button.al-load").click()
+        panel.locator(".al-status", has_text="tiny-gemma4 (gemma4)").wait_for(timeout=30000)
+        assert "tiny-gemma4 is loaded" in menu.locator(".al-model-msg").inner_text()
+        assert menu.locator("summary").inner_text().strip() == "Model: tiny-gemma4 (gemma4)"
+        status = c.status()
+        assert status["model"] == "tiny-gemma4"
+        for p in (panel, other_panel):
+            p.locator(".al-status", has_text="tiny-gemma4").wait_for(timeout=10000)
+            assert float(p.locator('input[name="temperature"]').input_value()) == status["defaults"]["temperature"]
+
+        # The other tab saw the switch on its next status poll (above); a page opened now shows it at once.
+        assert other_panel.locator("select.al-model-select").input_value() == "tiny-gemma4"
+        fresh = context.new_page()
+        fresh.goto(chapter(book.url, "01"))
+        fresh.locator(".agentloop-panel .al-status", has_text="tiny-gemma4 (gemma4)").first.wait_for(timeout=20000)
+        fresh.close()
+
+        # While a run holds the model, a switch is refused (409), and the panel says so in both languages.
+        run_id = c.start_run("What is 2**64?", {"max_steps": 2, "max_new_tokens": 64}, forced=FORCED_CALL["gemma4"])
+        try:
+            select.select_option("tiny-qwen3_5")
+            menu.locator("button.al-load").click()
+            refusal = menu.locator(".al-model-error")
+            refusal.wait_for(timeout=10000)
+            text = refusal.inner_text()
+            assert "409" in text and run_id in text and "正在使用模型" in text
+        finally:
+            c.post(f"/api/runs/{run_id}/stop", {})
+        assert not problems, problems
+    finally:
+        context.close()
+        c.close()
+
+
+# -- the load's progress, from a stand-in server that paces the load stream -------------------------------------------
+
+TOKEN = "test-token-456"
+
+
+def stand_in(site: Path, port: int = 0):
+    """The book with the token meta tag, and a model API whose load streams: a download half done, then (when
+    `go` is set) loading and ready; a load of "broken/model" ends in an error."""
+    import http.server
+    import threading
+
+    state = {"model": "tiny-qwen3_5", "family": "qwen3_5", "loading": None, "posts": [],
+             "go": threading.Event()}
+    menu = [{"id": "tiny-qwen3_5", "kind": "tiny", "family": "qwen3_5", "downloaded": True, "bytes": 7_000_000,
+             "parameters": 3_600_000, "size": None, "default": True,
+             "description": {"en": "Random weights.", "zh": "隨機權重。"}},
+            {"id": "Qwen/Qwen3.5-0.8B", "kind": "real", "family": "qwen3_5", "downloaded": False, "bytes": None,
+             "parameters": None, "size": "0.8B", "default": False,
+             "description": {"en": "The real model.", "zh": "真正的模型。"}},
+            {"id": "broken/model", "kind": "real", "family": "qwen3_5", "downloaded": False, "bytes": None,
+             "parameters": None, "size": "1B", "default": False,
+             "description": {"en": "Fails.", "zh": "失敗。"}}]
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(site), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+        def send_json(self, code: int, body: dict):
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def event(self, ev: dict):
+            self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+            self.wfile.flush()
+
+        def do_GET(self):
+            if self.path == "/api/status":
+                return self.send_json(200, {"ok": True, "model": None if state["loading"] else state["model"],
+                                            "family": None if state["loading"] else state["family"],
+                                            "loading": bool(state["loading"]), "loading_model": state["loading"],
+                                            "defaults": {"max_steps": 3}})
+            if self.path == "/api/models":
+                return self.send_json(200, {"models": [{**m, "current": m["id"] == state["model"]} for m in menu],
+                                            "current": state["model"]})
+            if self.path == "/api/models/load/events":
+                model = state["loading"]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.event({"type": "load_start", "load_id": "l1", "model": model})
+                self.event({"type": "family", "model": model, "family": "qwen3_5"})
+                if model == "broken/model":
+                    state["loading"] = None
+                    return self.event({"type": "error", "message": {"en": "No Hub here.", "zh": "連不上 Hub。"}})
+                self.event({"type": "download", "model": model, "bytes_done": 50_000_000,
+                            "bytes_total": 100_000_000, "files_done": 1, "files_total": 4})
+                state["go"].wait(20)
+                self.event({"type": "loading", "model": model})
+                state["model"], state["loading"] = model, None
+                return self.event({"type": "ready", "model": model, "family": "qwen3_5", "ms": 1234.5})
+            path = self.translate_path(self.path)
+            if os.path.isdir(path):
+                path = os.path.join(path, "index.html")
+            if path.endswith(".html") and os.path.isfile(path):
+                html = Path(path).read_text(encoding="utf-8").replace(
+                    "<head>", f'<head><meta name="agentloop-token" content="{TOKEN}">', 1).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(html)))
+                self.end_headers()
+                self.wfile.write(html)
+                return
+            return super().do_GET()
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            state["posts"].append((self.path, self.headers.get("X-Agentloop-Token"), body))
+            if self.path == "/api/models/load":
+                state["loading"] = body["model"]
+                return self.send_json(202, {"ok": True, "load_id": "l1", "model": body["model"]})
+            return self.send_json(404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}})
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, state
+
+
+def test_a_load_shows_its_download_progress_then_ready_or_its_error(site, browser):
+    server, state = stand_in(site)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    try:
+        page.goto(chapter(base, "01"))
+        panel = page.locator(".agentloop-panel").first
+        panel.locator("button.al-run").wait_for(timeout=20000)
+        menu = panel.locator("details.al-model")
+        menu.locator("summary").click()
+        select = menu.locator("select.al-model-select")
+        page.wait_for_function("() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 3")
+        assert any("0.8B, not downloaded" in o for o in select.locator("option").all_inner_texts())
+        select.select_option("Qwen/Qwen3.5-0.8B")
+        menu.locator("button.al-load").click()
+
+        progress = menu.locator(".al-model-progress")
+        progress.wait_for(state="visible", timeout=10000)
+        menu.locator(".al-model-progress-text", has_text="50.0 MB of 100 MB").wait_for(timeout=10000)
+        bar = menu.locator("progress.al-model-bar")
+        assert bar.evaluate("b => [b.value, b.max]") == [50_000_000, 100_000_000]
+        assert "downloading Qwen/Qwen3.5-0.8B… 50%" in menu.locator("summary").inner_text()
+        assert "Live: downloading Qwen/Qwen3.5-0.8B… 50%" in panel.locator(".al-status").inner_text()
+        assert menu.locator("button.al-load").is_disabled()
+        state["go"].set()
+        panel.locator(".al-status", has_text="Qwen/Qwen3.5-0.8B (qwen3_5)").wait_for(timeout=10000)
+        assert "Qwen/Qwen3.5-0.8B is loaded in 1.2 s" in menu.locator(".al-model-msg").inner_text()
+        assert progress.is_hidden()
+        assert state["posts"][0] == ("/api/models/load", TOKEN, {"model": "Qwen/Qwen3.5-0.8B"})
+
+        select.select_option("broken/model")
+        menu.locator("button.al-load").click()
+        error = menu.locator(".al-model-error")
+        error.wait_for(timeout=10000)
+        assert "No Hub here." in error.inner_text() and "連不上 Hub。" in error.inner_text()
+        # No stream is left open: the server has ended both, and the page holds none.
+        page.wait_for_timeout(300)
+        assert state["loading"] is None
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()
+
+
+# Counts the page's EventSources, and how many are still open.
+TRACK_EVENT_SOURCES = """(() => {
+  const Native = window.EventSource;
+  window.__sources = [];
+  window.EventSource = class extends Native {
+    constructor(url) { super(url); window.__sources.push(this); }
+  };
+})();"""
+
+
+def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the_load(tmp_path, browser):
+    """Material's instant navigation works only on the site_url's own origin: the book is built for this port."""
+    port = free_port()
+    site = tmp_path / "site"
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--site-dir", str(site)], cwd=ROOT,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": f"http://127.0.0.1:{port}/"},
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    server, state = stand_in(site, port)
+    base = f"http://127.0.0.1:{port}"
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    page.add_init_script(TRACK_EVENT_SOURCES)
+    states = "() => window.__sources.map((s) => s.readyState)"  # 1 open, 2 closed
+    try:
+        page.goto(chapter(base, "01"))
+        page.evaluate("() => { window.__samePage = true; }")
+        panel = page.locator(".agentloop-panel").first
+        panel.locator("button.al-run").wait_for(timeout=20000)
+        menu = panel.locator("details.al-model")
+        menu.locator("summary").click()
+        page.wait_for_function("() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 3")
+        menu.locator("select.al-model-select").select_option("Qwen/Qwen3.5-0.8B")
+        menu.locator("button.al-load").click()
+        menu.locator(".al-model-progress-text", has_text="50.0 MB").wait_for(timeout=10000)
+        assert page.evaluate(states) == [1]
+
+        page.locator("a[href*='02-model-families']").first.click()  # instant: no reload
+        page.wait_for_url("**/02-model-families/**")
+        assert page.evaluate("() => window.__samePage") is True
+        page.locator(".agentloop-panel .al-status", has_text="downloading Qwen/Qwen3.5-0.8B… 50%").first.wait_for(
+            timeout=10000)
+        # The old page's stream is closed; this page follows the load again, from its first event.
+        page.wait_for_function("() => window.__sources.map((s) => s.readyState).join() === '2,1'", timeout=10000)
+        state["go"].set()
+        page.locator(".agentloop-panel .al-status", has_text="Qwen/Qwen3.5-0.8B (qwen3_5)").first.wait_for(
+            timeout=10000)
+        page.wait_for_function("() => window.__sources.every((s) => s.readyState === 2)")
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()
