@@ -16,12 +16,10 @@ def _models_build_tiny(args) -> int:
 
 def _models_train_tiny(args) -> int:
     from agentloop.paths import MODELS_DIR
-    from agentloop.training.train import train
+    from agentloop.training.train import train_recipe
 
     for family in args.family:
-        out = train(str(MODELS_DIR / f"tiny-{family}"), MODELS_DIR / f"agent-{family}", steps=args.steps,
-                    batch_size=args.batch_size, seed=args.seed)
-        print(out)
+        print(train_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
 
 
@@ -76,9 +74,7 @@ def parser() -> argparse.ArgumentParser:
 
     tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4)")
     tr.add_argument("--family", nargs="+", default=["qwen3_5", "gemma4"], choices=["qwen3_5", "gemma4"])
-    tr.add_argument("--steps", type=int, default=700)
-    tr.add_argument("--batch-size", type=int, default=16)
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     tr.set_defaults(func=_models_train_tiny)
     ev = models.add_parser("eval-tiny", help="measure the trained tiny models on held-out questions")
     ev.add_argument("--model", nargs="+", default=["agent-qwen3_5", "agent-gemma4"])

@@ -11,7 +11,7 @@ from pathlib import Path
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from agentloop.tools import select
 
-DEFAULT_MODEL = "tiny-qwen3_5"
+DEFAULT_MODEL = "agent-qwen3_5"
 
 
 def default_model() -> str:

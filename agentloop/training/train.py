@@ -14,6 +14,7 @@ import json
 import math
 import random
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -163,8 +164,33 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
                                      "minutes": round((time.perf_counter() - start) / 60, 1)})
 
 
+# How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
+# its own (none of them the evaluation's).
+RECIPES = {
+    "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1}],
+    "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}],
+}
+
+
+def train_recipe(family: str, models_dir: Path, threads: int | None = None, log=print) -> Path:
+    """tiny-<family> through every phase of its recipe into agent-<family>."""
+    base, out = models_dir / f"tiny-{family}", models_dir / f"agent-{family}"
+    phases = RECIPES[family]
+    with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
+        for i, phase in enumerate(phases):
+            target = out if i == len(phases) - 1 else Path(tmp) / f"phase-{i + 1}"
+            log(f"{family}: phase {i + 1} of {len(phases)}: {phase}")
+            train(str(base), target, batch_size=24, threads=threads, log=log, **phase)
+            base = target
+    return out
+
+
 def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
     """The trained weights in bfloat16, beside the base checkpoint's other files and a model card."""
+    earlier = backend.folder / "training.json"
+    phases = json.loads(earlier.read_text())["phases"] if earlier.exists() else []
+    recipe = {"phases": [*phases, recipe]}
+    assert out.resolve() != backend.folder.resolve(), "train into a new folder: the base's files are copied from"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     backend.model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
@@ -193,8 +219,8 @@ sense outside that loop.
   numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
   tool. A quarter of the batches with thinking on. Loss on the model's own tokens only.
-- **Recipe**: `training.json` ({recipe.get("steps")} steps of {recipe.get("batch_size")} conversations, AdamW,
-  seed {recipe.get("seed")}); about {recipe.get("minutes")} minutes on the CPU it was trained on.
+- **Recipe**: `training.json`: {"; then ".join(f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}" for p in recipe["phases"])}
+  (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
 - **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
   conversations, other languages: it will still write something, usually a run_python call.
 - **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and

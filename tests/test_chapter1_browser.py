@@ -1,0 +1,102 @@
+"""Chapter 1 in a real browser: live against the real demo server on the embedded default model, and as a
+replay with no server. Screenshots of both go to test-artifacts/."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from demo_server.app import create_app
+from demo_server.client import Client, ServerThread, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+QUESTION = "What is 48213 * 9127?"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
+    site = tmp_path_factory.mktemp("book") / "site"
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
+                           cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    return site
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        yield b
+        b.close()
+
+
+def chapter1(base: str) -> str:
+    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob('01-*.md')).stem}/"
+
+
+def test_live_ask_stream_approve_answer(site, browser):
+    import torch
+
+    from agentloop.terminal import default_model
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    port = free_port()
+    server = ServerThread(create_app(model=default_model(), site_dir=site, port=port, device="cpu"), port).start()
+    try:
+        Client(server.url).wait_ready(120)
+        page = browser.new_page(viewport={"width": 1280, "height": 2000})
+        page.goto(chapter1(server.url))
+        panel = page.locator(".agentloop-panel").first
+        panel.locator("button.al-run").wait_for(timeout=20000)  # live: the server answered
+        panel.locator("textarea").fill(QUESTION)
+        panel.locator("button.al-run").click()
+        approve = panel.locator("button.al-approve").first
+        approve.wait_for(timeout=60000)  # tokens streamed, the call parsed, permission asked
+        assert panel.locator(".al-tok").count() > 5
+        approve.click()
+        panel.get_by_text("Run ended").wait_for(timeout=60000)
+        text = panel.inner_text()
+        assert str(48213 * 9127) in text  # the tool's result, and the answer that uses it
+        ARTIFACTS.mkdir(exist_ok=True)
+        panel.screenshot(path=str(ARTIFACTS / "chapter1-live.png"))
+        page.close()
+    finally:
+        server.stop()
+        torch.set_num_threads(threads)
+
+
+def test_replay_with_no_server(site, browser):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=static.serve_forever, daemon=True).start()
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 2000})
+        page.goto(chapter1(f"http://127.0.0.1:{static.server_address[1]}"))
+        panel = page.locator(".agentloop-panel").first
+        panel.get_by_text("make serve").first.wait_for(timeout=20000)  # it says how to make it live
+        play = panel.locator("button", has_text="Play").first
+        if play.count():
+            play.click()
+        panel.get_by_text("Run ended").wait_for(timeout=60000)
+        assert str(48213 * 9127) in panel.inner_text()
+        ARTIFACTS.mkdir(exist_ok=True)
+        panel.screenshot(path=str(ARTIFACTS / "chapter1-replay.png"))
+        page.close()
+    finally:
+        static.shutdown()

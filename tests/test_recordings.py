@@ -1,0 +1,46 @@
+"""The book's recorded runs are re-recorded from the real demo server and must keep their structure.
+
+A change to the loop, the events or the server that changes what a chapter's replay would show fails here, and
+`python scripts/record_runs.py` records them afresh. Timings, ids and the tokens a model writes may differ
+between two recordings; the order of the events and the fields they carry may not.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scripts.record_runs import RUNS, Recorder, record, specs, structure
+
+SPECS = specs()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with Recorder() as c:
+        yield c
+
+
+def committed(name: str, spec: dict):
+    path = RUNS / (f"{name}.jsonl" if spec["kind"] == "run" else f"{name}.json")
+    assert path.exists(), f"{path.name} was never recorded: run python scripts/record_runs.py {name}"
+    text = path.read_text()
+    return [json.loads(line) for line in text.splitlines()] if spec["kind"] == "run" else json.loads(text)
+
+
+def test_there_are_recordings():
+    assert "chapter1" in SPECS and len(SPECS) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_recording_keeps_its_structure(client, name):
+    spec = SPECS[name]
+    old = committed(name, spec)
+    new = record(spec, client)
+    assert structure(new) == structure(old), f"{name} changed: re-record it with python scripts/record_runs.py {name}"
+    if spec["kind"] == "run":
+        assert new[0]["type"] == "run_start" and new[-1]["type"] == "run_end"
+        if spec.get("settings", {}).get("temperature", 1) == 0:  # greedy: the same calls and the same answer
+            calls = lambda evs: [(e["name"], e["args"]) for e in evs if e["type"] == "tool_call"]  # noqa: E731
+            assert calls(new) == calls(old) and new[-1]["final"] == old[-1]["final"]

@@ -1,0 +1,84 @@
+"""The embedded default models (agent-qwen3_5, agent-gemma4), trained here to use run_python, use it by themselves.
+
+No forced continuations here: every token is the model's own, greedy, through the real loop and the real sandbox.
+A repeated call is tested with forced continuations (tests/test_harness.py): trained only on good runs, these
+models do not repeat a call by themselves, not even after a denial.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.model_backends.simple_backend import SimpleBackend
+from agentloop.paths import MODELS_DIR
+from agentloop.training.evaluate import TARGETS, evaluate, held_out
+
+AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
+_loaded: dict = {}
+# Figures a model does not reach yet (issue 6 stays open for them): expected to miss, and a failure once they don't.
+BELOW_TARGET = {("gemma4", "code_correct"), ("gemma4", "answer_correct")}
+
+
+@pytest.fixture(scope="module", params=sorted(AGENTS))
+def agent(request):
+    folder = AGENTS[request.param]
+    assert (folder / "model.safetensors").exists(), f"{folder.name} is missing: it is committed; train it with agentloop models train-tiny"
+    if request.param not in _loaded:
+        _loaded[request.param] = SimpleBackend(str(folder), device="cpu")
+    return _loaded[request.param]
+
+
+def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:
+    got: list[dict] = []
+    harness = SimpleHarness(llm, [], question, RunSettings(temperature=0, max_new_tokens=128, **settings),
+                            lambda e: None, files=tmp_path)
+
+    def emit(event):
+        got.append(event)
+        if event["type"] == "permission":
+            harness.decide(event["call_id"], decide(event))
+
+    harness._emit = emit
+    harness.run()
+    return got
+
+
+def only(evs, kind):
+    return [e for e in evs if e["type"] == kind]
+
+
+def test_calls_run_python_and_answers_with_the_result(agent, tmp_path):
+    evs = run(agent, "What is 48213 * 9127?", tmp_path, decide=lambda e: True)
+    call, result = only(evs, "tool_call")[0], only(evs, "tool_result")[0]
+    assert call["name"] == "run_python" and not call.get("error") and only(evs, "decision")[0]["approved"]
+    if (agent.family.key, "code_correct") in BELOW_TARGET:
+        pytest.xfail(f"{agent.model_id} called run_python with {call['args']['code']!r}: it does not copy numbers yet")
+    assert "48213" in call["args"]["code"] and "9127" in call["args"]["code"]
+    assert result["output"].strip() == str(48213 * 9127)
+    assert evs[-1]["stop_reason"] == "final" and str(48213 * 9127) in evs[-1]["final"]
+    assert all(t["forced"] is False for t in only(evs, "token") if "forced" in t)
+
+
+def test_denied_call_does_not_run(agent, tmp_path):
+    evs = run(agent, "Sort these numbers: 42, 7, 19.", tmp_path, decide=lambda e: False, max_steps=3)
+    assert only(evs, "decision")[0]["approved"] is False
+    results = only(evs, "tool_result")
+    assert results and results[0]["is_error"] and "denied" in results[0]["output"]
+    assert evs[-1]["type"] == "run_end"
+
+
+def test_a_greeting_needs_no_tool(agent, tmp_path):
+    evs = run(agent, "Hello there!", tmp_path, decide=lambda e: True)
+    assert not only(evs, "tool_call") and evs[-1]["stop_reason"] == "final" and evs[-1]["final"]
+
+
+def test_thirty_held_out_questions(agent):
+    # The figures of `agentloop models eval-tiny`, on 30 questions, with targets 10 points lower.
+    tally = evaluate(agent, held_out(30, seed=1_000_003), log=lambda *_: None)
+    missed = {f for f, target in TARGETS.items() if tally.rate(f) < target - 0.10}
+    known = {f for family, f in BELOW_TARGET if family == agent.family.key}
+    assert not missed - known, (missed, tally.misses)
+    assert not known - missed, f"{known - missed} now reach their targets: take them out of BELOW_TARGET"
+    if known:
+        pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as its model card says")
