@@ -17,7 +17,7 @@ from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+from tests.conftest import CHROMIUM
 ARTIFACTS = ROOT / "test-artifacts"
 QUESTION = "What is 48213 * 9127?"
 
@@ -31,18 +31,6 @@ def site(tmp_path_factory):
                            cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-2000:]
     return site
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
-        yield b
-        b.close()
 
 
 def chapter1(base: str) -> str:

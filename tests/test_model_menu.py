@@ -21,7 +21,7 @@ from demo_server.current import model_menu
 from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+from tests.conftest import CHROMIUM
 FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
     "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
     "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
@@ -86,18 +86,6 @@ def book(site):
     yield srv
     srv.stop()
     torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
-        yield b
-        b.close()
 
 
 def chapter(base: str, number: str) -> str:

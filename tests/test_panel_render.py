@@ -21,7 +21,7 @@ import pytest
 from agentloop.events import make
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+from tests.conftest import CHROMIUM
 ARTIFACTS = ROOT / "test-artifacts"
 
 pytestmark = pytest.mark.skipif(
@@ -94,19 +94,6 @@ def served(tmp_path_factory):
     yield site, f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update",
-        ])
-        yield b
-        b.close()
 
 
 def chapter1_url(site: Path, base: str) -> tuple[str, Path]:

@@ -23,7 +23,7 @@ from demo_server.client import Client, ServerThread, free_port
 from demo_server.guard import bind_warning
 from tests.conftest import TINY
 
-CHROMIUM = "/usr/bin/chromium"
+from tests.conftest import CHROMIUM
 INLINE = "document.documentElement.dataset.inline = 'ran';"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Test book</title>
 <script>{INLINE}</script><script id="__config" type="application/json">{{"a": 1}}</script></head>
@@ -259,18 +259,6 @@ def book(tmp_path_factory):
     yield srv
     srv.stop()
     torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
-        yield b
-        b.close()
 
 
 def test_the_book_works_under_its_csp_and_a_panel_runs_live(book, browser):

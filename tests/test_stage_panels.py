@@ -26,7 +26,7 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+from tests.conftest import CHROMIUM
 RUNS = ROOT / "docs/chapters/runs"
 
 pytestmark = pytest.mark.skipif(
@@ -76,19 +76,6 @@ def served(tmp_path_factory):
     yield site, f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update",
-        ])
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -167,7 +167,8 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
 # its own (none of them the evaluation's).
 RECIPES = {
-    "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1}],
+    "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1},
+                {"steps": 300, "lr": 5e-4, "seed": 2}],
     "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}],
 }
 
