@@ -169,7 +169,7 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
 RECIPES = {
     "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1},
                 {"steps": 300, "lr": 5e-4, "seed": 2}],
-    "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}],
+    "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}, {"steps": 1500, "lr": 1.5e-3, "seed": 1}],
 }
 
 
