@@ -23,6 +23,14 @@ def tiny_backend(family: str):
     return _loaded[family]
 
 
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A conversation's folder, which run_python's sandbox sees as /data."""
+    f = tmp_path / "conversation"
+    f.mkdir()
+    return f
+
+
 @pytest.fixture(params=sorted(TINY))
 def backend(request):
     """Each test that takes `backend` runs once per family."""

@@ -52,13 +52,6 @@ def blocked(r: sandbox.SandboxResult, what: str, *errors: str) -> str:
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    f = tmp_path / "conversation"
-    f.mkdir()
-    return f
-
-
-@pytest.fixture
 def sibling(tmp_path: Path) -> Path:
     """Another conversation's folder, next to this one, with a secret in it."""
     f = tmp_path / "other-conversation"

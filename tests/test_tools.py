@@ -15,13 +15,6 @@ from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, vali
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    f = tmp_path / "conversation"
-    f.mkdir()
-    return f
-
-
-@pytest.fixture
 def secret(tmp_path: Path) -> Path:
     """A host file outside the folder."""
     s = tmp_path / "secret.txt"

@@ -11,6 +11,7 @@ Left out here: attachments (their chapter adds them), MTP, and pi's loop (pi_har
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import threading
 import time
@@ -236,11 +237,7 @@ def run_reporting_errors(harness: SimpleHarness) -> None:
 
 def common_prefix(a: str, b: str) -> int:
     """How many leading characters two strings share."""
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    return len(os.path.commonprefix([a, b]))
 
 
 def role_counts(messages: list[dict]) -> dict[str, int]:
