@@ -1572,6 +1572,8 @@
     Renderer,
     Panel,
     initAll,
+    pageToken,
+    probeServer, // live or replay, decided once per page for every panel (stages.js asks here too)
     hub, // the page's shared view of the server: its status, the model menu, the load being followed
     // Draw events into an element with the panel's renderer, synchronously (the bench and the tests use it).
     render(target, events, options) {

@@ -21,8 +21,6 @@
     nextToken: "/api/next-token", // POST {messages|prompt, temperature, top_p, top_k, top_n} -> {top, kept, …}
   };
   const TOKEN_HEADER = "X-Agentloop-Token";
-  const TOKEN_META = "agentloop-token";
-  const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
   const MAKE_LIVE_URL = "http://127.0.0.1:8000/";
   const TOP_N = 50; // the most /api/next-token lists
 
@@ -101,33 +99,9 @@
     }
   }
 
-  function pageToken() {
-    const meta = document.querySelector(`meta[name="${TOKEN_META}"]`);
-    return meta && meta.content ? meta.content : null;
-  }
-
-  // The same rules as panel.js (README-panel.md, "When a panel is live"): live only on the page's own origin,
-  // on this machine or a page the demo server served, when GET /api/status answers JSON with ok not false.
-  let statusProbe = null;
-  function probeServer() {
-    if (statusProbe) return statusProbe;
-    statusProbe = (async () => {
-      if (location.protocol === "file:") return { mode: "file" };
-      if (!pageToken() && !LOOPBACK.has(location.hostname)) return { mode: "replay", published: true };
-      try {
-        const r = await fetch(API.status, { headers: { Accept: "application/json" }, cache: "no-store" });
-        const type = r.headers.get("content-type") || "";
-        if (r.ok && type.includes("json")) {
-          const status = await r.json();
-          if (status && status.ok !== false) return { mode: "live", status };
-        }
-      } catch (_) {
-        /* no server: replay */
-      }
-      return { mode: "replay", published: false };
-    })();
-    return statusProbe;
-  }
+  // Live or replay by the panels' own rules (README-panel.md, "When a panel is live"): panel.js, loaded first,
+  // decides once per page for every panel.
+  const { pageToken, probeServer } = window.agentloopPanel;
 
   async function getJSON(url) {
     const r = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" });
