@@ -16,10 +16,14 @@ def _models_build_tiny(args) -> int:
 
 def _models_train_tiny(args) -> int:
     from agentloop.paths import MODELS_DIR
+    from agentloop.training.distill import DRAFTER_RECIPES, distill_recipe
     from agentloop.training.train import train_recipe
 
     for family in args.family:
-        print(train_recipe(family, MODELS_DIR, threads=args.threads))
+        if not args.drafter_only:
+            print(train_recipe(family, MODELS_DIR, threads=args.threads))
+        if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
+            print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
 
 
@@ -69,12 +73,15 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--top-k", type=int, default=None)
     run.add_argument("--max-tokens", type=int, default=256, help="max tokens per step")
     run.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=False)
+    run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
     run.set_defaults(func=_run)
 
-    tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4)")
+    tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4 and its drafter)")
     tr.add_argument("--family", nargs="+", default=["qwen3_5", "gemma4"], choices=["qwen3_5", "gemma4"])
     tr.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
+    tr.add_argument("--drafter-only", action="store_true",
+                    help="only distill the MTP drafter (agent-gemma4-assistant) from the trained model")
     tr.set_defaults(func=_models_train_tiny)
     ev = models.add_parser("eval-tiny", help="measure the trained tiny models on held-out questions")
     ev.add_argument("--model", nargs="+", default=["agent-qwen3_5", "agent-gemma4"])
@@ -82,6 +89,7 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=1_000_003, help="held-out: training uses other seeds")
     ev.add_argument("--check", action="store_true", help="exit 1 when a figure misses its target")
     ev.add_argument("--slack", type=float, default=0.0, help="points below the targets that still pass")
+    ev.add_argument("--card", action="store_true", help="write the figures into the model card's Measured section")
     ev.set_defaults(func=_models_eval_tiny)
 
     sb = sub.add_parser("sandbox", help="run Python code in run_python's sandbox and print the result")

@@ -29,7 +29,7 @@ def settings_from(args, defaults) -> RunSettings:
         temperature=defaults.temperature if args.temperature is None else args.temperature,
         top_p=defaults.top_p if args.top_p is None else args.top_p,
         top_k=defaults.top_k if args.top_k is None else args.top_k,
-        use_tools=not args.no_tools, tools=tools, auto_approve=args.yes,
+        use_tools=not args.no_tools, tools=tools, auto_approve=args.yes, mtp=args.mtp,
     )
 
 
@@ -91,8 +91,11 @@ class Printer:
         elif kind == "prefill":
             self.line(f"   prefill: {e['n_tokens']} tokens in {e['ms']} ms")
         elif kind == "model_end":
+            mtp = e.get("mtp")
+            drafted = (f", {mtp['forwards']} forward passes: {mtp['accepted']} of {mtp['drafted']} MTP guesses kept"
+                       if mtp else "")
             self.line(f"   [{e['finish']}{' at ' + e['stop_piece'] if e['stop_piece'] else ''}: {e['n_tokens']} tokens, "
-                      f"{e['tok_per_s']} tok/s]")
+                      f"{e['tok_per_s']} tok/s{drafted}]")
         elif kind == "tool_call":
             if e.get("error") and e["name"] is None:
                 self.line(f"   format error: {e['error']}")

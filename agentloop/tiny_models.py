@@ -117,6 +117,10 @@ def gemma_tokenizer(lines: list[str], vocab_size: int) -> Tokenizer:
         vocab[f"<0x{b:02X}>"] = len(vocab)
     for piece, _ in sorted(learned["vocab"].items(), key=lambda kv: kv[1]):
         vocab.setdefault(piece, len(vocab))
+    # Unused slots fill it up to a round size, as Gemma's 262,144 (the drafter sorts the vocabulary into equal
+    # clusters, so its size must divide evenly).
+    unused = [f"<unused{i}>" for i in range(len(vocab), vocab_size)]
+    vocab.update({piece: int(piece[7:-1]) for piece in unused})
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
 
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
@@ -124,7 +128,8 @@ def gemma_tokenizer(lines: list[str], vocab_size: int) -> Tokenizer:
     tok.pre_tokenizer = plain.pre_tokenizer
     tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
     # Control tokens and the unused slots are special, as in Gemma's own tokenizer.
-    tok.add_special_tokens([piece for piece, i in sorted(vocab.items(), key=lambda kv: kv[1]) if i < GEMMA_RESERVED])
+    reserved = [piece for piece, i in sorted(vocab.items(), key=lambda kv: kv[1]) if i < GEMMA_RESERVED]
+    tok.add_special_tokens(reserved + unused)
     return tok
 
 
@@ -196,12 +201,12 @@ def build_qwen3_5(folder: Path) -> Path:
 
 def gemma4_text_config(vocab_size: int) -> dict:
     return dict(
-        vocab_size=vocab_size, hidden_size=128, intermediate_size=256, num_hidden_layers=5,
+        vocab_size=vocab_size, hidden_size=256, intermediate_size=512, num_hidden_layers=5,
         # Sliding and full attention layers; the last 2 reuse the keys and values of earlier layers of the same
         # type (num_kv_shared_layers), so both types must also occur before them.
         layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
         num_kv_shared_layers=2, sliding_window=128,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=64, global_head_dim=64,
+        num_attention_heads=4, num_key_value_heads=1, head_dim=64, global_head_dim=64,
         # Per-layer embeddings: every layer looks up a small vector of its own for each token.
         hidden_size_per_layer_input=16, vocab_size_per_layer_input=vocab_size,
         max_position_embeddings=4096, final_logit_softcapping=30.0, tie_word_embeddings=True,
@@ -268,16 +273,19 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
     """The MTP drafter: a few layers that read the target model's keys and values instead of their own."""
     from transformers import Gemma4AssistantConfig, Gemma4AssistantForCausalLM
 
-    vocab_size = json.loads((target / "config.json").read_text())["text_config"]["vocab_size"]
-    text = gemma4_text_config(vocab_size)
-    text.update(num_hidden_layers=4, hidden_size=64, intermediate_size=128, num_kv_shared_layers=4,
+    target_text = json.loads((target / "config.json").read_text())["text_config"]
+    text = gemma4_text_config(target_text["vocab_size"])
+    text.update(num_hidden_layers=4, hidden_size=128, intermediate_size=256, num_kv_shared_layers=4,
                 layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
                 hidden_size_per_layer_input=0, vocab_size_per_layer_input=0)
     # Clustered output: the vocabulary sorted into clusters that are scored first.
-    config = Gemma4AssistantConfig(text_config=text, backbone_hidden_size=128, num_centroids=64,
+    config = Gemma4AssistantConfig(text_config=text, backbone_hidden_size=target_text["hidden_size"], num_centroids=64,
                                    centroid_intermediate_top_k=8, use_ordered_embeddings=True)
     torch.manual_seed(SEED)
     model = Gemma4AssistantForCausalLM(config).eval()
+    # The clusters: consecutive token ids, 32 to a cluster (transformers leaves the order all zeros). Distillation
+    # teaches the centroids which cluster holds the model's next token.
+    model.masked_embedding.token_ordering.copy_(torch.arange(target_text["vocab_size"]))
     _save_model(model, folder)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(target / name, folder / name)

@@ -167,10 +167,12 @@ TOOLS: dict[str, Tool] = {t.name: t for t in [
     ),
 ]}
 
-DEFAULT_TOOLS = ("run_python", "list_files", "read_file")
+# The tools a run gives the model unless told otherwise: run_python alone, the one the embedded default model was
+# trained to call (list_files and read_file are a setting away).
+DEFAULT_TOOLS = ("run_python",)
 
 
-def select(names: Iterable[str] = DEFAULT_TOOLS) -> dict[str, Tool]:
+def select(names: Iterable[str]) -> dict[str, Tool]:
     """The tools named, in that order. ValueError on a name that is not a tool."""
     names = list(names)
     for name in names:

@@ -38,10 +38,12 @@ class RunSettingsIn(Strict):
     top_k: int | None = Field(None, ge=0, le=1_000_000, description="0 is no limit.")
     thinking: bool | None = None
     use_tools: bool | None = None
-    tools: list[ToolName] | None = Field(None, max_length=16, description="The tools the model sees (default: all).")
+    tools: list[ToolName] | None = Field(None, max_length=16, description="The tools the model sees (default: run_python).")
     auto_approve: bool | None = Field(None, description="Approve every tool call without asking the reader.")
     max_format_errors: int | None = Field(None, ge=1, le=10)
     time_limit_s: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
+    mtp: bool | None = Field(None, description="Drafted decoding: a drafter guesses, one forward pass checks several "
+                                               "tokens (models with a drafter only: Gemma 4).")
 
     @field_validator("tools")
     @classmethod

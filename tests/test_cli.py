@@ -29,6 +29,12 @@ def test_run_prints_readably():
     assert "-- step 1" in out.stdout and "prefill:" in out.stdout and "tools: none" in out.stdout
 
 
+def test_run_with_mtp_reports_the_drafting():
+    out = agentloop("run", "--mtp", "--max-steps", "1", "--max-tokens", "12", "--no-tools", "--temperature", "0",
+                    "--model", str(TINY["gemma4"]), "Hi")
+    assert "forward passes:" in out.stdout and "MTP guesses kept" in out.stdout, out.stdout + out.stderr
+
+
 def test_unknown_tool_is_refused_before_loading():
     out = agentloop("run", "--tools", "rm_rf", "Hi")
     assert out.returncode != 0 and "rm_rf" in out.stderr

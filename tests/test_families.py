@@ -87,6 +87,17 @@ def test_malformed_call_is_a_format_error_not_an_exception(family, case, raw):
     assert "Write a call as" in parsed.error.message  # it tells the model the right format
 
 
+def test_gemma_reads_nesting_up_to_its_limit_and_names_the_limit_past_it():
+    from agentloop.model_families.gemma4 import MAX_DEPTH
+
+    def call(depth: int) -> str:  # code is a string; the nesting sits in an extra argument the parser reads first
+        return ('<|tool_call>call:run_python{code:<|"|>x<|"|>,extra:' + "[" * (depth - 1) + "1" + "]" * (depth - 1)
+                + "}<tool_call|><|tool_response>")
+    assert FAMILIES["gemma4"].parse(call(MAX_DEPTH), SCHEMAS).tool_calls  # {…} is level 1, the lists the rest
+    error = FAMILIES["gemma4"].parse(call(MAX_DEPTH + 1), SCHEMAS).error
+    assert error and f"nested more than {MAX_DEPTH} deep" in error.message
+
+
 def test_unknown_model_type_is_refused():
     assert for_model_type("gemma4").key == "gemma4" and for_model_type("qwen3_5").key == "qwen3_5"
     with pytest.raises(UnsupportedModel, match="llama"):

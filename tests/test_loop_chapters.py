@@ -1,8 +1,8 @@
-"""Chapters 5, 6 and 12–15 say what their recorded runs show and what the chat templates write; these tests hold
+"""Chapters 5, 6, 10 and 12–15 say what their recorded runs show and what the chat templates write; these tests hold
 them to it.
 
 - Every panel names a recording with a spec, and every spec is one the demo server accepts.
-- The forced continuations are the cases the chapters describe (a broken call, an invalid one, a repeat, …),
+- The forced continuations are the cases the chapters describe (a broken call, an invalid one, …),
   read by the real parsers and validator, and fit in the step's max_new_tokens.
 - What the chapters say the templates write is what the tiny checkpoints' templates write.
 - Once a recording exists (scripts/record_runs.py), it shows what its chapter says it shows.
@@ -25,7 +25,7 @@ from agentloop.tools import TOOLS, validate
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "docs" / "chapters"
 RUNS = CHAPTERS / "runs"
-PREFIXES = ("05", "06", "12", "13", "14", "15")
+PREFIXES = ("05", "06", "10", "12", "13", "14", "15")
 MODELS = {"tiny-qwen3_5": "qwen3_5", "tiny-gemma4": "gemma4", "agent-qwen3_5": "qwen3_5", "agent-gemma4": "gemma4"}
 PANEL = re.compile(r'<div class="agentloop-panel"[^>]*>')
 REPLAY = re.compile(r'data-replay="runs/([^"]+)\.jsonl"')
@@ -172,12 +172,6 @@ def test_invalid_run_passes_the_parser_but_not_validation():
     assert is_answer(third)
 
 
-def test_repeat_run_makes_the_same_call_twice():
-    first, second, third = read("ch15-repeat")
-    assert is_call(first) and is_call(second) and first == second
-    assert is_answer(third)
-
-
 @pytest.mark.parametrize("name", sorted(n for n, s in specs().items() if s.get("forced")))
 def test_forced_outputs_fit_the_step_and_end_with_a_stop_token(name):
     from transformers import AutoTokenizer
@@ -294,6 +288,18 @@ def test_ch05_no_tools_means_none_in_the_prompt():
     assert "run_python" not in only(evs, "context")[0]["prompt"]
 
 
+def test_ch10_kept_guesses_are_marked_and_the_counts_add_up():
+    evs = recording("ch10-mtp")
+    assert only(evs, "run_start")[0]["model"].endswith("agent-gemma4")
+    for end in only(evs, "model_end"):
+        tokens = [e for e in only(evs, "token") if e["step"] == end["step"]]
+        mtp = end["mtp"]
+        assert sum(bool(t.get("drafted")) for t in tokens) == mtp["accepted"] > 0
+        assert mtp["drafted"] == 6 * (mtp["forwards"] - 1)
+        assert end["n_tokens"] in (mtp["forwards"] + mtp["accepted"], mtp["forwards"] + mtp["accepted"] - 1)
+        assert not tokens[0].get("drafted")  # the first token of a step is the prefill's, never a guess
+
+
 @pytest.mark.parametrize("name", ["ch06-gemma", "ch06-qwen"])
 def test_ch06_step_two_adds_the_call_and_its_result(name):
     evs = recording(name)
@@ -368,3 +374,7 @@ def test_ch15_repeated_call_is_caught():
     assert len(only(evs, "permission")) == 1
     first, second = only(evs, "tool_result")[:2]
     assert not first["is_error"] and "already made this exact call" in second["output"]
+    # The trained model's own tokens, as the chapter says: nothing forced, the same call twice, then an answer.
+    assert not any(t.get("forced") for t in only(evs, "token"))
+    assert only(evs, "tool_call")[0]["args"] == only(evs, "tool_call")[1]["args"]
+    assert evs[-1]["stop_reason"] == "final" and first["output"].strip() in evs[-1]["final"]

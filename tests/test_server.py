@@ -392,9 +392,18 @@ def test_a_model_switch_is_seen_by_every_client(server, client):
     assert "<|turn>user" in prompt
     nxt = other.post("/api/next-token", {"prompt": prompt, "temperature": 0, "top_n": 3}).json()
     assert nxt["vocabulary"] == s["specs"]["vocabulary"] and nxt["top"][0]["kept"]
+    # MTP: the first run that asks for it loads the drafter beside the model (tiny-gemma4-assistant).
+    evs = list(other.run_events(other.start_run("Hi", {**SETTINGS, "max_steps": 1, "mtp": True})))
+    check_run(evs)
+    ends = [e for e in evs if e["type"] == "model_end"]
+    assert ends and all(e["mtp"]["forwards"] >= 1 and e["mtp"]["drafted"] >= 0 for e in ends)
 
     ready(client, "tiny-qwen3_5")
     assert other.status()["family"] == "qwen3_5"
+    # Qwen3.5 has no drafter here: the run says so in an error event, and the server goes on serving.
+    evs = list(other.run_events(other.start_run("Hi", {**SETTINGS, "mtp": True})))
+    assert [e["type"] for e in evs][-2:] == ["error", "run_end"] and "MTP drafter" in evs[-2]["message"]["en"]
+    assert other.status()["model"] == "tiny-qwen3_5" and other.status()["error"] is None
     other.close()
 
 

@@ -1,23 +1,23 @@
 """The embedded default models (agent-qwen3_5, agent-gemma4), trained here to use run_python, use it by themselves.
 
-No forced continuations here: every token is the model's own, greedy, through the real loop and the real sandbox.
-A repeated call is tested with forced continuations (tests/test_harness.py): trained only on good runs, these
-models do not repeat a call by themselves, not even after a denial.
+No forced continuations here: every token is the model's own, greedy, through the real loop and the real sandbox:
+a call approved, a call denied, a call repeated (the models learned to repeat one when asked to check twice, and
+the loop refuses the repeat), a greeting without a tool, and the held-out figures.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.paths import MODELS_DIR
-from agentloop.training.evaluate import TARGETS, evaluate, held_out
+from agentloop.training.evaluate import TARGETS, evaluate, has_drafter, held_out
 
 AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 _loaded: dict = {}
 # Figures a model does not reach yet (issue 6 stays open for them): expected to miss, and a failure once they don't.
-BELOW_TARGET = {("gemma4", "code_correct"), ("gemma4", "answer_correct")}
+BELOW_TARGET: set[tuple[str, str]] = set()
 
 
 @pytest.fixture(scope="module", params=sorted(AGENTS))
@@ -68,6 +68,15 @@ def test_denied_call_does_not_run(agent, tmp_path):
     assert evs[-1]["type"] == "run_end"
 
 
+def test_asked_to_check_twice_it_repeats_the_call_and_the_loop_refuses_the_repeat(agent, tmp_path):
+    evs = run(agent, "What is 5821 + 39077? Run it twice to be sure.", tmp_path, decide=lambda e: True)
+    calls, results = only(evs, "tool_call"), only(evs, "tool_result")
+    assert len(calls) == 2 and calls[0]["args"] == calls[1]["args"] and calls[0]["step"] < calls[1]["step"]
+    assert len(only(evs, "permission")) == 1  # the repeat is refused before anyone is asked, and nothing runs
+    assert results[1]["is_error"] and results[1]["output"] == REPEATED_CALL
+    assert evs[-1]["stop_reason"] == "final" and results[0]["output"].strip() in evs[-1]["final"]
+
+
 def test_a_greeting_needs_no_tool(agent, tmp_path):
     evs = run(agent, "Hello there!", tmp_path, decide=lambda e: True)
     assert not only(evs, "tool_call") and evs[-1]["stop_reason"] == "final" and evs[-1]["final"]
@@ -75,7 +84,9 @@ def test_a_greeting_needs_no_tool(agent, tmp_path):
 
 def test_thirty_held_out_questions(agent):
     # The figures of `agentloop models eval-tiny`, on 30 questions, with targets 10 points lower.
-    tally = evaluate(agent, held_out(30, seed=1_000_003), log=lambda *_: None)
+    # With a drafter beside the model (agent-gemma4's), the MTP figures too.
+    tally = evaluate(agent, held_out(30, seed=1_000_003), mtp=has_drafter(agent), log=lambda *_: None)
+    assert has_drafter(agent) == (agent.family.key == "gemma4")
     missed = {f for f, target in TARGETS.items() if tally.rate(f) < target - 0.10}
     known = {f for family, f in BELOW_TARGET if family == agent.family.key}
     assert not missed - known, (missed, tally.misses)

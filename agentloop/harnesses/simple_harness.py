@@ -23,11 +23,13 @@ from typing import Callable
 from agentloop import events
 from agentloop.model_backends import Backend
 from agentloop.model_families import Sampling
-from agentloop.tools import TOOLS, Tool, ToolOutput, validate
+from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, validate
 
 SYSTEM_WITH_TOOLS = ("You are a helpful assistant. When a question needs computing, counting, converting or reading a "
                      "file, call a tool, then answer with its result. The conversation's files are in /data.")
 SYSTEM_NO_TOOLS = "You are a helpful assistant. Answer briefly."
+REPEATED_CALL = ("You already made this exact call; its result is above. Use it to answer, or make a different "
+                 "call.")
 
 
 @dataclass
@@ -39,16 +41,15 @@ class RunSettings:
     top_k: int = 0
     thinking: bool = False
     use_tools: bool = True
-    # The tools the model sees: run_python alone by default, the one the embedded default model was trained to
-    # call; list_files and read_file are a setting away.
-    tools: tuple[str, ...] = ("run_python",)
+    tools: tuple[str, ...] = DEFAULT_TOOLS  # the tools the model sees (tools.py)
     auto_approve: bool = False
     max_format_errors: int = 3
     time_limit_s: float | None = 600.0
+    mtp: bool = False  # drafted decoding (chapter 10): the same tokens, fewer forward passes of the model
 
     @property
     def sampling(self) -> Sampling:
-        return Sampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens)
+        return Sampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens, self.mtp)
 
 
 class SimpleHarness:
@@ -145,8 +146,7 @@ class SimpleHarness:
                 if error:  # back to the model as an error result; nothing runs, nobody is asked
                     output = ToolOutput(f"Invalid arguments: {error}", True)
                 elif key in seen:
-                    output = ToolOutput("You already made this exact call; its result is above. Use it to answer, "
-                                        "or make a different call.", True)
+                    output = ToolOutput(REPEATED_CALL, True)
                 else:
                     seen.append(key)
                     approved = self._ask(step, call_id)

@@ -18,6 +18,7 @@ from agentloop.paths import MODELS_DIR
 
 # The kinds of file that hold weights: a server with its own copy of the model needs everything but these.
 WEIGHTS = ["*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf", "*.onnx", "*.msgpack", "*.h5"]
+DRAFTER_MODEL_TYPES = ("gemma4_assistant",)  # MTP drafters (mtp.py), which no family runs as a model
 
 
 def download(model_id: str, only: list[str] | None = None) -> str:
@@ -30,6 +31,19 @@ def download(model_id: str, only: list[str] | None = None) -> str:
         return model_id
     check_family(model_id)
     return _snapshot(model_id, allow_patterns=only)
+
+
+def download_drafter(model_id: str) -> str:
+    """An MTP drafter's folder, fetched as download() fetches a model: config.json first, so that anything but a
+    drafter is refused before its weights come."""
+    if os.path.isdir(model_id):
+        return model_id
+    folder = _snapshot(model_id, allow_patterns=["config.json"])
+    model_type = json.loads((Path(folder) / "config.json").read_text()).get("model_type")
+    if model_type not in DRAFTER_MODEL_TYPES:
+        raise model_families.UnsupportedModel(f"{model_id} is not an MTP drafter agentloop knows "
+                                              f"(model_type {model_type!r}; it knows {', '.join(DRAFTER_MODEL_TYPES)})")
+    return _snapshot(model_id)
 
 
 def checkpoint_files(model_id: str) -> str:

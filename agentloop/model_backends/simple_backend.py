@@ -2,8 +2,9 @@
 
 It follows transformers' own greedy generate() exactly (a test checks token for token), but writes the loop out:
 one forward pass over the prompt (prefill), then one per token with the cache, and after each the sampling
-rules of sampling.py, so every token can be reported with its probability, rank and alternatives.
-Left out here: media (images, sound, video) and MTP drafting, which have chapters and code of their own.
+rules of sampling.py, so every token can be reported with its probability, rank and alternatives. With MTP on,
+the tokens come from _drafted() instead, where a drafter (mtp.py) guesses and one pass checks several at once.
+Left out here: media (images, sound, video), which has a chapter and code of its own.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agentloop import model_families
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.model_folder import download
+from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.sampling import sample
 from agentloop.model_families import Sampling
 
@@ -57,6 +59,7 @@ class SimpleBackend:
         self.eos_ids = self._stop_ids(generation, text_config)
         self.sampling_defaults = self._recommended_sampling(generation)
         self._forced: deque[list[int]] = deque()
+        self.drafter: Drafter | None = None  # loaded the first time MTP is switched on
 
     # -- the checkpoint's files ----------------------------------------------------------------------------------
 
@@ -109,12 +112,26 @@ class SimpleBackend:
         of every token. For tests and for the book's "what the model thought of this answer"."""
         self._forced.append(self.tokenizer(text, add_special_tokens=False).input_ids)
 
+    def load_drafter(self) -> Drafter:
+        """The MTP drafter, from its own checkpoint beside the model's (Gemma 4: `<model>-assistant`)."""
+        if self.drafter is None:
+            if self.family.drafter_suffix is None:
+                raise ValueError(f"{self.family.name} has no MTP drafter in agentloop (Qwen3.5's MTP layer ships "
+                                 f"inside the model's weights, and transformers does not load it): switch MTP off")
+            self.drafter = Drafter(self.model_id + self.family.drafter_suffix, self.model, self.device, self.dtype)
+        return self.drafter
+
     # -- tokens out -------------------------------------------------------------------------------------------------
 
     def generate(self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
         """Yield a prefill event, one event per token, then a done event."""
         ids = torch.tensor([prompt.ids], device=self.device)
         forced = self._forced.popleft() if self._forced else None
+        drafting = sampling.mtp and forced is None
+        if drafting:
+            self.load_drafter()
+        # Target forward passes: the prefill's gives the first token; with MTP each later one checks a round of guesses.
+        mtp = {"drafted": 0, "accepted": 0, "forwards": 1} if drafting else None
         channel = "thought" if prompt.text.endswith(self.family.thought_prefix) else "content"
         generated: list[int] = []
         text = Detokenizer(self.tokenizer)
@@ -126,13 +143,14 @@ class SimpleBackend:
             if hasattr(self.model.model, "rope_deltas"):
                 self.model.model.rope_deltas = None
             start = time.perf_counter()
-            out = self._forward(ids, None)
+            out = self._forward(ids, None, hidden=drafting)
             yield {"type": "prefill", "n_tokens": len(prompt.ids), "ms": round((time.perf_counter() - start) * 1000, 1)}
             # [/quote:prefill]
 
             # [quote:decode]
             decode_start = time.perf_counter()
-            for token_id, details in self._one_at_a_time(out, sampling, forced):
+            tokens = self._drafted(out, sampling, mtp) if drafting else self._one_at_a_time(out, sampling, forced)
+            for token_id, details in tokens:
                 if should_stop():
                     finish = "user_stopped"
                     break
@@ -164,7 +182,7 @@ class SimpleBackend:
             "n_tokens": len(generated),
             "decode_ms": round(decode_s * 1000, 1),
             "tok_per_s": round(len(generated) / decode_s, 1) if decode_s > 0 else None,
-            "mtp": None,
+            "mtp": mtp,
             "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
         }
         # [/quote:done]
@@ -182,16 +200,50 @@ class SimpleBackend:
             n += 1
             out = self._forward(torch.tensor([[token_id]], device=self.device), out.past_key_values)
 
-    def _forward(self, ids: torch.Tensor, past):
+    # [quote:drafted]
+    def _drafted(self, out, s: Sampling, mtp: dict) -> Iterator[tuple[int, dict]]:
+        """MTP: the drafter guesses the next tokens, and one forward pass of the model checks them all. Each guess
+        goes through sample() as its `draft`, so every token comes out as often as without a drafter; the first
+        guess turned down ends the round, and the model's own pick in its place starts the next."""
+        cache = out.past_key_values
+        cache.activate_past_recording()  # sliding-window layers keep enough to take guesses back
+        token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
+        hidden = out.hidden_states[-1][:, -1:]
+        while True:
+            yield token_id, details
+            guesses = self.drafter.guess(token_id, hidden, cache)
+            out = self._forward(torch.tensor([[token_id, *guesses]], device=self.device), cache,
+                                keep=len(guesses) + 1, hidden=True)
+            mtp["forwards"] += 1
+            mtp["drafted"] += len(guesses)
+            kept = 0
+            for guess, logits in zip(guesses, out.logits[0]):
+                token_id, details = sample(logits.float().cpu(), s, self.piece, draft=guess)
+                if token_id != guess:
+                    break
+                kept += 1
+                mtp["accepted"] += 1
+                yield token_id, {**details, "drafted": True}
+            else:  # every guess kept: the model's pick after the last one comes with the same pass
+                token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
+            cache.crop(-(len(guesses) - kept))  # forget the keys and values of the guesses turned down
+            hidden = out.hidden_states[-1][:, kept:kept + 1]  # the model's state where the next token was picked
+    # [/quote:drafted]
+
+    def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False):
         # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token
-        # needs only its own position computed; logits_to_keep=1: only the next token's distribution is needed.
-        return self.model(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1)
+        # needs only its own position computed; logits_to_keep: only the last positions' distributions are needed.
+        # The drafter reads the model's last hidden states (`hidden`).
+        return self.model(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=keep,
+                          output_hidden_states=hidden)
 
     # -- memory ------------------------------------------------------------------------------------------------------
 
     def unload(self) -> None:
         """Hand the model's memory back: to the GPU's free memory on CUDA, to the operating system on the CPU."""
-        self.model = None
+        if self.drafter is not None:
+            self.drafter.unload()
+        self.model = self.drafter = None
         gc.collect()
         if self.device == "cuda":
             # cuBLAS keeps workspaces carved out of the weights' memory segment; while they live it cannot go back.

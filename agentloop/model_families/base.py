@@ -56,6 +56,8 @@ class Family:
     sampling: Sampling
     # Where a message keeps the model's thinking, for the chat template.
     thinking_key: str = "reasoning_content"
+    # The MTP drafter's checkpoint is the model's id with this added; None: no drafter of its own here.
+    drafter_suffix: str | None = None
     processor_kwargs: dict = field(default_factory=dict)
 
     def template_kwargs(self, thinking: bool) -> dict:

@@ -20,6 +20,7 @@ QUOTE = '<|"|>'
 CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
 THOUGHT = re.compile(r"<\|channel>thought\n?(.*?)(<channel\|>|$)", re.S)
 BARE = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
+MAX_DEPTH = 64  # objects and lists nested deeper than this are refused, long before Python's recursion limit
 
 
 class Gemma4(Family):
@@ -50,31 +51,30 @@ def read_call(body: str, schemas: dict[str, dict]) -> ToolCall | str:
         arguments, end = read_value(body, head.end())
     except ValueError as e:
         return f"The arguments of {name} cannot be read: {e}."
-    except RecursionError:
-        return f"The arguments of {name} are nested too deeply to read."
     if not isinstance(arguments, dict) or body[end:].strip():
         return f"The arguments of {name} must be one {{key:value,…}} and nothing after it."
     return ToolCall(name, arguments)
 
 
-def read_value(s: str, i: int):
+def read_value(s: str, i: int, depth: int = 0):
     """The value that starts at s[i] in Gemma's notation, and the index just past it."""
     if s.startswith(QUOTE, i):
         end = s.find(QUOTE, i + len(QUOTE))
         if end < 0:
             raise ValueError("a string is not closed with <|\"|>")
         return s[i + len(QUOTE):end], end + len(QUOTE)
-    if s.startswith("{", i):
-        return read_items(s, i + 1, "}", keyed=True)
-    if s.startswith("[", i):
-        return read_items(s, i + 1, "]", keyed=False)
+    if s.startswith(("{", "["), i):
+        if depth == MAX_DEPTH:
+            raise ValueError(f"objects and lists are nested more than {MAX_DEPTH} deep")
+        close, keyed = ("}", True) if s[i] == "{" else ("]", False)
+        return read_items(s, i + 1, close, keyed, depth + 1)
     bare = BARE.match(s, i)
     if not bare:
         raise ValueError(f"unexpected text at {s[i:i + 20]!r}")
     return json.loads(bare.group(0)), bare.end()
 
 
-def read_items(s: str, i: int, close: str, keyed: bool):
+def read_items(s: str, i: int, close: str, keyed: bool, depth: int):
     """The items of an object (keyed) or a list, from just after its opening bracket."""
     items: dict | list = {} if keyed else []
     while True:
@@ -84,10 +84,10 @@ def read_items(s: str, i: int, close: str, keyed: bool):
             key = re.match(r"\s*(\w+)\s*:", s[i:])
             if not key:
                 raise ValueError(f"expected key: at {s[i:i + 20]!r}")
-            value, i = read_value(s, i + key.end())
+            value, i = read_value(s, i + key.end(), depth)
             items[key.group(1)] = value
         else:
-            value, i = read_value(s, i)
+            value, i = read_value(s, i, depth)
             items.append(value)
         if s.startswith(",", i):
             i += 1
@@ -105,4 +105,5 @@ GEMMA4 = Gemma4(
     channel_switch={"<|channel>": "thought", "<channel|>": "content", "<|tool_call>": "tool_call",
                     "<tool_call|>": "content"},
     sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
+    drafter_suffix="-assistant",  # google/gemma-4-E2B-it-assistant drafts for google/gemma-4-E2B-it
 )

@@ -8,6 +8,8 @@ can be rendered through the model's own chat template exactly as the loop render
 Kinds that need run_python: arithmetic with large numbers, letters in a word (made-up words too, so the model
 must copy rather than memorise), unit conversion, sorting a list, a date difference, and counting the lines of a
 file in /data. Kinds that need no tool: greetings, and definitions the model is told to decline politely.
+Asked to check twice, a tool task becomes a run where the model repeats its call and the loop refuses the
+repeat (a later training phase only: see `task`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import random
 import string
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+
+from agentloop.harnesses.simple_harness import REPEATED_CALL
 
 TOOL_KINDS = ("arithmetic", "letters", "units", "sorting", "dates", "file_lines")
 CHAT_KINDS = ("greeting", "definition")
@@ -41,6 +45,7 @@ class Task:
     answer: str = ""  # the final answer
     files: dict[str, str] = field(default_factory=dict)  # files to put in /data first
     thought: str = ""  # a short thought, for runs with thinking on
+    repeat: bool = False  # asked to check twice: the model repeats its call and the loop refuses the repeat
 
 
 def made_up_word(rng: random.Random) -> str:
@@ -144,9 +149,18 @@ WEIGHTS = {"arithmetic": 3, "letters": 4, "units": 3, "sorting": 3, "dates": 2, 
            "definition": 1}
 
 
-def task(rng: random.Random, kind: str | None = None) -> Task:
+CHECK_TWICE = (" Run it twice to be sure.", " Check it twice.", " Run the code two times to be sure.")
+
+
+def task(rng: random.Random, kind: str | None = None, repeat_share: float = 0.0) -> Task:
+    """A task of `kind` (else of a kind drawn by WEIGHTS); that share of tool tasks asks to check twice. A share
+    of 0 draws nothing more, so phases trained without repeats see exactly the data they saw before."""
     kind = kind or rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
-    return MAKERS[kind](rng)
+    t = MAKERS[kind](rng)
+    if repeat_share and t.code is not None and rng.random() < repeat_share:
+        t.question += rng.choice(CHECK_TWICE)
+        t.repeat = True
+    return t
 
 
 def conversation(t: Task, thinking: bool, thinking_key: str = "reasoning_content") -> list[dict]:
@@ -159,6 +173,12 @@ def conversation(t: Task, thinking: bool, thinking_key: str = "reasoning_content
              "tool_calls": [{"type": "function", "function": {"name": "run_python", "arguments": {"code": t.code}}}]},
             {"role": "tool", "name": "run_python", "tool_call_id": "1.0", "content": t.output},
         ]
+        if t.repeat:  # the same call again; SimpleHarness answers a repeat with REPEATED_CALL and runs nothing
+            messages += [
+                {"role": "assistant", "content": "", **think("I will run it once more to check."),
+                 "tool_calls": [{"type": "function", "function": {"name": "run_python", "arguments": {"code": t.code}}}]},
+                {"role": "tool", "name": "run_python", "tool_call_id": "2.0", "content": REPEATED_CALL},
+            ]
         messages.append({"role": "assistant", "content": t.answer, **think(f"The tool printed {t.output}.")})
     else:
         messages.append({"role": "assistant", "content": t.answer, **think(t.thought)})

@@ -69,11 +69,12 @@ def shared_prefix(backend: SimpleBackend, thinking: bool) -> str:
     return common[: max(common.rfind(tok) + len(tok) for tok in specials if tok in common)]
 
 
-def example(backend, rng: random.Random, prefix: str, thinking: bool) -> tuple[list[int], list[bool]]:
+def example(backend, rng: random.Random, prefix: str, thinking: bool,
+            repeat_share: float = 0.0) -> tuple[list[int], list[bool]]:
     """One fresh conversation after the shared prefix, as token ids and whether each is the model's own."""
     ids: list[int] = []
     mine: list[bool] = []
-    for n, (text, own) in enumerate(segments(backend, task(rng), thinking)):
+    for n, (text, own) in enumerate(segments(backend, task(rng, repeat_share=repeat_share), thinking)):
         if n == 0:
             assert text.startswith(prefix)
             text = text[len(prefix):]
@@ -83,9 +84,10 @@ def example(backend, rng: random.Random, prefix: str, thinking: bool) -> tuple[l
     return ids, mine
 
 
-def batch(backend, rng, size: int, prefix: str, thinking: bool, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def batch(backend, rng, size: int, prefix: str, thinking: bool, pad_id: int,
+          repeat_share: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """`size` conversations right-padded into one tensor, with labels -100 wherever the model is not trained."""
-    examples = [example(backend, rng, prefix, thinking) for _ in range(size)]
+    examples = [example(backend, rng, prefix, thinking, repeat_share) for _ in range(size)]
     width = max(len(ids) for ids, _ in examples)
     input_ids = torch.full((size, width), pad_id)
     labels = torch.full((size, width), -100)
@@ -126,7 +128,7 @@ def _replacer(states: dict):
 
 
 def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, lr: float = 2e-3, seed: int = 0,
-          threads: int | None = None, log=print) -> Path:
+          repeat_share: float = 0.0, threads: int | None = None, log=print) -> Path:
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -144,7 +146,7 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
     for step in range(1, steps + 1):
         thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
         prefix_ids = backend.tokenizer(prefixes[thinking], add_special_tokens=False, return_tensors="pt").input_ids
-        input_ids, labels = batch(backend, rng, batch_size, prefixes[thinking], thinking, pad_id)
+        input_ids, labels = batch(backend, rng, batch_size, prefixes[thinking], thinking, pad_id, repeat_share)
         cache = prefix_cache(model, prefix_ids, batch_size)
         # Right padding: no position attends to a pad, so no attention mask is needed.
         logits = model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[:, :-1]
@@ -161,6 +163,7 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
             log(f"step {step}/{steps}  loss {loss.item():.4f}  {seen_tokens / elapsed:.0f} tok/s  {elapsed / 60:.1f} min")
     model.eval()
     return save(backend, Path(out), {"steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
+                                     **({"repeat_share": repeat_share} if repeat_share else {}),
                                      "minutes": round((time.perf_counter() - start) / 60, 1)})
 
 
@@ -168,8 +171,8 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
 # its own (none of them the evaluation's).
 RECIPES = {
     "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1},
-                {"steps": 300, "lr": 5e-4, "seed": 2}],
-    "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}, {"steps": 1500, "lr": 1.5e-3, "seed": 1}],
+                {"steps": 300, "lr": 5e-4, "seed": 2}, {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15}],
+    "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}, {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1}],
 }
 
 
@@ -204,8 +207,14 @@ def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
     return out
 
 
+def phase_text(p: dict) -> str:
+    text = f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}"
+    return text + (f", {p['repeat_share']:.0%} of tool questions asking to check twice" if p.get("repeat_share") else "")
+
+
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
+    base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
     return f"""# {name}
 
 A toy: {backend.family.name}'s architecture ({backend.config["architectures"][0]}) at a tiny size, trained on this
@@ -213,14 +222,15 @@ project's CPU for the agentloop book, so that the book's offline panels show a r
 run_python, reads the result and answers with it, every token its own. It is not a language model in any useful
 sense outside that loop.
 
-- **Base**: `{backend.folder.name}`, built by `agentloop models build-tiny` (random weights, a BPE tokenizer
+- **Base**: `{base}`, built by `agentloop models build-tiny` (random weights, a BPE tokenizer
   trained on the project's own text, the family's chat template).
 - **Data**: synthetic conversations from `agentloop/training/conversations.py`, rendered through this model's chat
   template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic with large
   numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
-  tool. A quarter of the batches with thinking on. Loss on the model's own tokens only.
-- **Recipe**: `training.json`: {"; then ".join(f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}" for p in recipe["phases"])}
+  tool; in the last phase, some questions that ask to check twice, where the model repeats its call and the loop
+  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.
+- **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
   (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
 - **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
   conversations, other languages: it will still write something, usually a run_python call.

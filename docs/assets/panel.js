@@ -46,6 +46,7 @@
     { key: "thinking", label: "Thinking", type: "bool", fallback: false },
     { key: "use_tools", label: "Use tools", type: "bool", fallback: true },
     { key: "auto_approve", label: "Auto-approve tool calls", type: "bool", fallback: false },
+    { key: "mtp", label: "MTP (Gemma 4: a drafter guesses)", type: "bool", fallback: false },
   ];
 
   // Replay pacing at 1x. Tokens take their step's real decode time per token, prefill and tool results their
@@ -499,6 +500,8 @@
       kv(line, "tok/s", fmtNum(ev.tok_per_s));
       if (ev.mtp && typeof ev.mtp === "object") {
         kv(line, "MTP", Object.entries(ev.mtp).map(([k, v]) => `${k} ${v}`).join(", "));
+        // The figure drafting is for: tokens per forward pass of the model (1.0 without a drafter).
+        if (ev.mtp.forwards > 0) kv(line, "tokens per pass", (ev.n_tokens / ev.mtp.forwards).toFixed(2));
       }
       if (ev.usage) kv(line, "usage", asText(ev.usage).replace(/\s+/g, " "));
       if (ev.raw) {

@@ -1,0 +1,124 @@
+"""MTP drafting (mtp.py, SimpleBackend._drafted) and the drafter's distillation (training/distill.py), on the tiny
+checkpoints: drafted decoding writes what plain decoding writes, its counts add up, training shows the drafter
+exactly what it sees at run time, and a model without a drafter says so."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.model_backends import model_folder
+from agentloop.model_backends.mtp import Drafter, kv_layers
+from agentloop.model_backends.simple_backend import SimpleBackend
+from agentloop.model_families import Sampling, UnsupportedModel
+from agentloop.paths import MODELS_DIR
+from agentloop.training.distill import columns, masks
+from tests.conftest import TINY, tiny_backend
+from tests.fake_hub import ORG
+
+DRAFTER = MODELS_DIR / "tiny-gemma4-assistant"
+
+
+@pytest.fixture(scope="module")
+def gemma():
+    b = SimpleBackend(str(TINY["gemma4"]), device="cpu")
+    b.load_drafter()
+    return b
+
+
+def tokens(b, question: str, **sampling) -> tuple[list[int], dict]:
+    prompt = b.encode(b.render([{"role": "user", "content": question}], None, False))
+    events = list(b.generate(prompt, Sampling(**sampling), lambda: False))
+    return [e["id"] for e in events if e["type"] == "token"], events[-1]
+
+
+def test_the_drafter_is_the_checkpoint_beside_the_model(gemma):
+    assert gemma.drafter.folder == DRAFTER
+    assert gemma.drafter.n_guesses == 6
+    # tiny-gemma4: layers sliding, sliding, full, then two that reuse keys and values: the drafter reads 1 and 2.
+    assert kv_layers(gemma.model.config.get_text_config()) == {"sliding_attention": 1, "full_attention": 2}
+
+
+@pytest.mark.parametrize("question", ["Compute 67717 + 5255.", "Hello there!"])
+def test_greedy_drafted_decoding_writes_what_plain_decoding_writes(gemma, question):
+    # 300 tokens: past the sliding window (128), where taking guesses back must also trim the window's cache.
+    plain, plain_end = tokens(gemma, question, temperature=0, max_new_tokens=300)
+    drafted, end = tokens(gemma, question, temperature=0, max_new_tokens=300, mtp=True)
+    assert drafted == plain and end["raw"] == plain_end["raw"]
+    assert plain_end["mtp"] is None
+    counts = end["mtp"]
+    assert counts["drafted"] == 6 * (counts["forwards"] - 1)  # six guesses a round, none before the prefill's token
+    # Every forward pass gives the model's own token, plus the guesses it kept (the last round may be cut short).
+    assert end["n_tokens"] in (counts["forwards"] + counts["accepted"], counts["forwards"] + counts["accepted"] - 1)
+
+
+def test_kept_guesses_are_marked_drafted(gemma, monkeypatch):
+    # A drafter that guesses exactly what the model will write: every guess is kept, rounds of seven tokens.
+    plain, _ = tokens(gemma, "Hi", temperature=0, max_new_tokens=40)
+    prompt = gemma.encode(gemma.render([{"role": "user", "content": "Hi"}], None, False))
+
+    def guess(token_id, hidden, cache):
+        i = cache.get_seq_length() - prompt.n_tokens  # token_id is the i-th token written
+        return (plain[i + 1:i + 7] + [0] * 6)[:6]
+
+    monkeypatch.setattr(gemma.drafter, "guess", guess)
+    events = list(gemma.generate(prompt, Sampling(temperature=0, max_new_tokens=40, mtp=True), lambda: False))
+    toks = [e for e in events if e["type"] == "token"]
+    assert [e["id"] for e in toks] == plain
+    assert [bool(e.get("drafted")) for e in toks[:8]] == [False] + [True] * 6 + [False]
+    assert events[-1]["mtp"]["accepted"] == sum(bool(e.get("drafted")) for e in toks)
+
+
+def test_sampled_drafted_decoding_runs_and_counts(gemma):
+    torch.manual_seed(0)
+    ids, end = tokens(gemma, "Hello", temperature=1.0, top_k=64, top_p=0.95, max_new_tokens=60, mtp=True)
+    assert len(ids) == end["n_tokens"] == 60 and end["mtp"]["forwards"] >= 1
+
+
+def test_training_shows_the_drafter_what_it_sees_at_run_time(gemma):
+    """distill.py runs the drafter on every position at once with masks; mtp.py one position at a time from the
+    cache. In float64 the two agree to 1e-9, before and past the sliding window."""
+    model = gemma.model.double()
+    drafter = Drafter(str(DRAFTER), model, "cpu", torch.float64)
+    try:
+        ids = torch.randint(200, 2000, (1, 200), generator=torch.Generator().manual_seed(0))
+        window = model.config.get_text_config().sliding_window
+        with torch.no_grad():
+            seen = model(input_ids=ids, use_cache=False, output_hidden_states=True, return_shared_kv_states=True)
+            first = 1
+            n = ids.shape[1] - first
+            last, hidden = drafter.step(columns(ids, first, n, 0), seen.hidden_states[-1][:, first - 1:-1],
+                                        torch.arange(first, ids.shape[1])[None], seen.shared_kv_states,
+                                        masks(first, ids.shape[1], window, torch.float64))
+            for p in (5, window - 1, window, 150, 199):
+                out = model(input_ids=ids[:, :p], use_cache=True, output_hidden_states=True)
+                cache = out.past_key_values
+                cache.activate_past_recording()
+                cache.crop(0)  # as after a round: the sliding window's cache down to window - 1
+                one, one_hidden = drafter.step(ids[:, p:p + 1], out.hidden_states[-1][:, -1:], torch.tensor([[p]]),
+                                               drafter.shared(cache))
+                assert torch.allclose(one[0, 0], last[0, p - first], rtol=0, atol=1e-9), p
+                assert torch.allclose(one_hidden[0, 0], hidden[0, p - first], rtol=0, atol=1e-9), p
+    finally:
+        model.float()
+
+
+def test_a_model_without_a_drafter_says_so():
+    qwen = tiny_backend("qwen3_5")
+    with pytest.raises(ValueError, match="no MTP drafter"):
+        qwen.load_drafter()
+    events: list[dict] = []
+    run_reporting_errors(SimpleHarness(qwen, [], "Hi", RunSettings(mtp=True, max_new_tokens=4), events.append))
+    assert any(e["type"] == "error" and "drafter" in e["message"]["en"] for e in events)
+    assert events[-1]["type"] == "run_end"
+
+
+def test_the_drafter_downloads_beside_its_model(fake_hub, tmp_path, monkeypatch):
+    monkeypatch.setattr(model_folder, "MODELS_DIR", tmp_path / "models")
+    b = SimpleBackend(f"{ORG}/tiny-gemma4", device="cpu")
+    assert not fake_hub.fetched(f"{ORG}/tiny-gemma4-assistant")
+    b.load_drafter()
+    assert fake_hub.fetched(f"{ORG}/tiny-gemma4-assistant")
+    with pytest.raises(UnsupportedModel, match="not an MTP drafter"):
+        model_folder.download_drafter(f"{ORG}/tiny-qwen3_5")
