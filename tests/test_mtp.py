@@ -54,20 +54,30 @@ def test_greedy_drafted_decoding_writes_what_plain_decoding_writes(gemma, questi
 
 
 def test_kept_guesses_are_marked_drafted(gemma, monkeypatch):
-    # A drafter that guesses exactly what the model will write: every guess is kept, rounds of seven tokens.
-    plain, _ = tokens(gemma, "Hi", temperature=0, max_new_tokens=40)
-    prompt = gemma.encode(gemma.render([{"role": "user", "content": "Hi"}], None, False))
+    # A drafter that knows what the model will write, and every other round spoils one guess: rounds are kept
+    # whole or cut short, over 300 tokens, past the sliding window.
+    question = "Compute 67717 + 5255."
+    plain, _ = tokens(gemma, question, temperature=0, max_new_tokens=300)
+    prompt = gemma.encode(gemma.render([{"role": "user", "content": question}], None, False))
+    rounds = []
 
     def guess(token_id, hidden, cache):
         i = cache.get_seq_length() - prompt.n_tokens  # token_id is the i-th token written
-        return (plain[i + 1:i + 7] + [0] * 6)[:6]
+        guesses = (plain[i + 1:i + 7] + [0] * 6)[:6]
+        k = len(rounds) % 6
+        if len(rounds) % 2 and i + 1 + k < len(plain):  # every other round, guess k is wrong
+            guesses[k] = 1 if plain[i + 1 + k] != 1 else 2
+        rounds.append(guesses)
+        return guesses
 
     monkeypatch.setattr(gemma.drafter, "guess", guess)
-    events = list(gemma.generate(prompt, Sampling(temperature=0, max_new_tokens=40, mtp=True), lambda: False))
+    events = list(gemma.generate(prompt, Sampling(temperature=0, max_new_tokens=300, mtp=True), lambda: False))
     toks = [e for e in events if e["type"] == "token"]
     assert [e["id"] for e in toks] == plain
-    assert [bool(e.get("drafted")) for e in toks[:8]] == [False] + [True] * 6 + [False]
-    assert events[-1]["mtp"]["accepted"] == sum(bool(e.get("drafted")) for e in toks)
+    assert [bool(e.get("drafted")) for e in toks[:8]] == [False] + [True] * 6 + [False]  # round 1: all kept
+    counts = events[-1]["mtp"]
+    assert counts["accepted"] == sum(bool(e.get("drafted")) for e in toks) and counts["forwards"] == 1 + len(rounds)
+    assert counts["forwards"] < len(plain) / 3
 
 
 def test_sampled_drafted_decoding_runs_and_counts(gemma):
