@@ -47,6 +47,10 @@ def tokens(step: int, channel: str, pieces: list[tuple[str, str, float]], start:
     return out
 
 
+def drafted(events: list[dict], at: tuple[int, ...]) -> list[dict]:
+    return [{**e, "drafted": True} if i in at else e for i, e in enumerate(events)]
+
+
 def recording() -> list[dict]:
     """A two-step run with a tool call, its permission and decision, an error, and the end."""
     run = [
@@ -66,10 +70,11 @@ def recording() -> list[dict]:
         make("decision", step=1, call_id="call-1", approved=True, by="user"),
         make("tool_result", step=1, call_id="call-1", name="run_python", output="42\n", is_error=False, ms=3.0),
         make("step_start", step=2),
-        *tokens(2, "content", [("▁It", "It", 0.93), ("▁is", " is", 0.88), ("▁42", " 42", 0.64),
-                               ("<|im_end|>", "", 0.99)]),
+        # Step 2 with MTP on: two guesses kept in two forward passes of the model.
+        *drafted(tokens(2, "content", [("▁It", "It", 0.93), ("▁is", " is", 0.88), ("▁42", " 42", 0.64),
+                                        ("<|im_end|>", "", 0.99)]), at=(1, 2)),
         make("model_end", step=2, finish="stop_token", stop_piece="<|im_end|>", n_tokens=4, decode_ms=4.0,
-             tok_per_s=1000.0, mtp=None, raw="It is 42<|im_end|>"),
+             tok_per_s=1000.0, mtp={"drafted": 6, "accepted": 2, "forwards": 2}, raw="It is 42<|im_end|>"),
         make("error", message={"en": "An example error.", "zh": "一個範例錯誤。"}),
         make("run_end", stop_reason="final", final="It is 42", steps=2, ms=40.0),
     ]
@@ -146,6 +151,10 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
     assert "It is 42" in panel.locator(".al-run-end").inner_text()
     error = panel.locator(".al-error").inner_text()
     assert "An example error." in error and "一個範例錯誤。" in error
+    # Kept guesses are marked, the legend says what the mark means, and the step's end has the MTP figure.
+    assert panel.locator(".al-step .al-tok.al-drafted").count() == 2
+    assert "drafted: the drafter's guess" in panel.locator(".al-legend").inner_text()
+    assert "tokens per pass2.00" in panel.locator(".al-model-end").nth(1).inner_text().replace("\n", "")
 
     # Hovering a token shows the shared popover with rank, kept and the top 5.
     token = panel.locator(".al-step .al-tok").nth(1)  # "Compute", p = 0.42, rank 2

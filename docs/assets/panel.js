@@ -243,6 +243,7 @@
       this.endBox = el("div", "al-end");
       this.root.append(this.header, this.stepsBox, this.endBox);
       this.legendShown = false;
+      this.legendMarks = new Set(); // the marks (drafted, forced) the legend explains so far
       if (popoverFor && this.root.contains(popoverFor)) hidePopover();
     }
 
@@ -404,6 +405,15 @@
       for (const bin of P_BINS) box.append(el("span", `al-tok ${bin.cls}`, bin.label));
       box.append(el("span", "al-hint", "Hover, click or focus a token (then ← →) for its details."));
       this.header.after(box);
+      this.legendBox = box;
+    }
+
+    // A mark the run uses (drafted, forced) joins the legend the first time a token has it.
+    legendMark(cls, label) {
+      this.legend();
+      if (this.legendMarks.has(cls)) return;
+      this.legendMarks.add(cls);
+      this.legendBox.insertBefore(el("span", `al-tok ${cls}`, label), this.legendBox.querySelector(".al-hint"));
     }
 
     // The output area of a step: channels as segments, tokens as spans inside them.
@@ -462,8 +472,14 @@
       const span = document.createElement("span");
       let cls = "al-tok " + pClass(ev.p);
       if (ev.special) cls += " al-special";
-      if (ev.drafted) cls += " al-drafted";
-      if (ev.forced) cls += " al-forced";
+      if (ev.drafted) {
+        cls += " al-drafted";
+        this.legendMark("al-drafted", "drafted: the drafter's guess, kept by the model (chapter 10)");
+      }
+      if (ev.forced) {
+        cls += " al-forced";
+        this.legendMark("al-forced", "forced: written by the harness, scored by the model");
+      }
       span.className = cls;
       // A special token shows its piece; a token that is part of a character split across byte tokens has
       // no text of its own yet and is drawn as a dot by the CSS.
