@@ -159,6 +159,21 @@ def test_stop_while_waiting_for_permission(backend, tmp_path):
     assert got[-1]["stop_reason"] == "user_stopped" and not only(got, "tool_result")
 
 
+def test_time_limit_ends_a_wait_for_permission(backend, tmp_path):
+    backend.force(call(backend.family.key, "print(1)"))
+    got: list[dict] = []
+    # Nobody decides: the run must end by itself when its time is up, with nothing run.
+    harness = SimpleHarness(backend, [], "Go.", RunSettings(max_new_tokens=200, time_limit_s=3.0), got.append,
+                            files=tmp_path)
+    worker = threading.Thread(target=harness.run)
+    worker.start()
+    worker.join(60)
+    backend._forced.clear()
+    assert not worker.is_alive()
+    assert only(got, "permission") and not only(got, "decision") and not only(got, "tool_result")
+    assert got[-1]["stop_reason"] == "time_limit"
+
+
 def test_time_limit_ends_the_run(backend, tmp_path):
     backend.force("word " * 150)
     evs = run(backend, [], tmp_path, time_limit_s=0.0)

@@ -193,6 +193,11 @@ class SimpleHarness:
         limit = self.settings.time_limit_s
         return limit is not None and time.perf_counter() - self._start > limit
 
+    def _time_left(self) -> float | None:
+        """Seconds until the time limit (None: no limit), so a wait can end when the limit does."""
+        limit = self.settings.time_limit_s
+        return None if limit is None else max(0.0, limit - (time.perf_counter() - self._start))
+
     def _why_stopped(self) -> str:
         return "user_stopped" if self._stop.is_set() else "time_limit"
 
@@ -202,8 +207,9 @@ class SimpleHarness:
         if self.settings.auto_approve:
             approved, by = True, "auto"
         else:
-            with self._decided:
-                self._decided.wait_for(lambda: call_id in self._decisions or self._should_stop())
+            with self._decided:  # woken by decide() or stop(), or when the time limit runs out
+                self._decided.wait_for(lambda: call_id in self._decisions or self._should_stop(),
+                                       timeout=self._time_left())
             if call_id not in self._decisions:
                 return None
             approved, by = self._decisions[call_id], "reader"
