@@ -7,12 +7,16 @@ the loop refuses the repeat), a greeting without a tool, and the held-out figure
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.paths import MODELS_DIR
 from agentloop.training.evaluate import TARGETS, evaluate, has_drafter, held_out
+from agentloop.training.train import model_card
 
 AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 _loaded: dict = {}
@@ -80,6 +84,15 @@ def test_asked_to_check_twice_it_repeats_the_call_and_the_loop_refuses_the_repea
 def test_a_greeting_needs_no_tool(agent, tmp_path):
     evs = run(agent, "Hello there!", tmp_path, decide=lambda e: True)
     assert not only(evs, "tool_call") and evs[-1]["stop_reason"] == "final" and evs[-1]["final"]
+
+
+def test_the_model_card_is_the_one_training_writes(agent):
+    # The card's text comes from training.json (the measured figures after it, from eval-tiny --card).
+    folder = Path(agent.model_id)
+    card = (folder / "README.md").read_text()
+    recipe = json.loads((folder / "training.json").read_text())
+    assert card.split("\n## Measured")[0].rstrip("\n") == model_card(agent, folder.name, recipe).rstrip("\n")
+    assert "## Measured" in card and "below its target" not in card
 
 
 def test_thirty_held_out_questions(agent):

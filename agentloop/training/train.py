@@ -215,6 +215,8 @@ def phase_text(p: dict) -> str:
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
+    drafter = (f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
+               if backend.family.drafter_suffix else "")
     return f"""# {name}
 
 A toy: {backend.family.name}'s architecture ({backend.config["architectures"][0]}) at a tiny size, trained on this
@@ -237,5 +239,5 @@ sense outside that loop.
 - **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
   prints how often the call is well-formed, the code correct and the answer right.
 - **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
-  rebuilds it from the seed.
+  rebuilds it from the seed{drafter}.
 """
