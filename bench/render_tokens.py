@@ -12,7 +12,6 @@ Prints, last:
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import statistics

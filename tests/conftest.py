@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,6 +76,15 @@ def fake_hub(fake_hub_repos, monkeypatch):
     monkeypatch.setattr(importlib.import_module("huggingface_hub.utils.tqdm"), "HF_HUB_DISABLE_PROGRESS_BARS", True)
     yield hub
     hub.stop()
+
+
+def build_book(site: Path, **env: str) -> Path:
+    """The book built strictly into `site` (extra environment variables for mkdocs.yml, e.g. SITE_URL)."""
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
+                           cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env})
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
+    return site
 
 
 CHROMIUM = "/usr/bin/chromium"

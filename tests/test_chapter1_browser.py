@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -17,7 +14,7 @@ from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, build_book
 ARTIFACTS = ROOT / "test-artifacts"
 QUESTION = "What is 48213 * 9127?"
 
@@ -26,11 +23,7 @@ QUESTION = "What is 48213 * 9127?"
 def site(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    site = tmp_path_factory.mktemp("book") / "site"
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
-                           cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-2000:]
-    return site
+    return build_book(tmp_path_factory.mktemp("book") / "site")
 
 
 def chapter1(base: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
 
 from agentloop import events
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness

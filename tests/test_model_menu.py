@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ from demo_server.current import model_menu
 from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, build_book
+from tests.stand_in import TOKEN, StandIn, serve
 FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
     "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
     "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
@@ -62,11 +62,7 @@ def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monke
 def site(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    site = tmp_path_factory.mktemp("book") / "site"
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--site-dir", str(site)], cwd=ROOT,
-                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-2000:]
-    return site
+    return build_book(tmp_path_factory.mktemp("book") / "site")
 
 
 @pytest.fixture(scope="module")
@@ -171,15 +167,11 @@ def test_pick_load_and_every_tab_follows(book, browser):
 
 # -- the load's progress, from a stand-in server that paces the load stream -------------------------------------------
 
-TOKEN = "test-token-456"
 
 
 def stand_in(site: Path, port: int = 0):
     """The book with the token meta tag, and a model API whose load streams: a download half done, then (when
     `go` is set) loading and ready; a load of "broken/model" ends in an error."""
-    import http.server
-    import threading
-
     state = {"model": "tiny-qwen3_5", "family": "qwen3_5", "loading": None, "posts": [],
              "go": threading.Event()}
     menu = [{"id": "tiny-qwen3_5", "kind": "tiny", "family": "qwen3_5", "downloaded": True, "bytes": 7_000_000,
@@ -192,74 +184,46 @@ def stand_in(site: Path, port: int = 0):
              "parameters": None, "size": "1B", "default": False,
              "description": {"en": "Fails.", "zh": "失敗。"}}]
 
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(site), **kwargs)
-
-        def log_message(self, *args):
-            pass
-
-        def send_json(self, code: int, body: dict):
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def event(self, ev: dict):
-            self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
-            self.wfile.flush()
-
-        def do_GET(self):
+    class Handler(StandIn):
+        def api_get(self) -> bool:
             if self.path == "/api/status":
-                return self.send_json(200, {"ok": True, "model": None if state["loading"] else state["model"],
-                                            "family": None if state["loading"] else state["family"],
-                                            "loading": bool(state["loading"]), "loading_model": state["loading"],
-                                            "defaults": {"max_steps": 3}})
-            if self.path == "/api/models":
-                return self.send_json(200, {"models": [{**m, "current": m["id"] == state["model"]} for m in menu],
-                                            "current": state["model"]})
-            if self.path == "/api/models/load/events":
-                model = state["loading"]
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                self.event({"type": "load_start", "load_id": "l1", "model": model})
-                self.event({"type": "family", "model": model, "family": "qwen3_5"})
-                if model == "broken/model":
-                    state["loading"] = None
-                    return self.event({"type": "error", "message": {"en": "No Hub here.", "zh": "連不上 Hub。"}})
-                self.event({"type": "download", "model": model, "bytes_done": 50_000_000,
-                            "bytes_total": 100_000_000, "files_done": 1, "files_total": 4})
-                state["go"].wait(20)
-                self.event({"type": "loading", "model": model})
-                state["model"], state["loading"] = model, None
-                return self.event({"type": "ready", "model": model, "family": "qwen3_5", "ms": 1234.5})
-            path = self.translate_path(self.path)
-            if os.path.isdir(path):
-                path = os.path.join(path, "index.html")
-            if path.endswith(".html") and os.path.isfile(path):
-                html = Path(path).read_text(encoding="utf-8").replace(
-                    "<head>", f'<head><meta name="agentloop-token" content="{TOKEN}">', 1).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(html)))
-                self.end_headers()
-                self.wfile.write(html)
-                return
-            return super().do_GET()
+                self.send_json(200, {"ok": True, "model": None if state["loading"] else state["model"],
+                                     "family": None if state["loading"] else state["family"],
+                                     "loading": bool(state["loading"]), "loading_model": state["loading"],
+                                     "defaults": {"max_steps": 3}})
+            elif self.path == "/api/models":
+                self.send_json(200, {"models": [{**m, "current": m["id"] == state["model"]} for m in menu],
+                                     "current": state["model"]})
+            elif self.path == "/api/models/load/events":
+                self.stream_load(state["loading"])
+            else:
+                return False
+            return True
+
+        def stream_load(self, model: str) -> None:
+            self.start_events()
+            self.event({"type": "load_start", "load_id": "l1", "model": model})
+            self.event({"type": "family", "model": model, "family": "qwen3_5"})
+            if model == "broken/model":
+                state["loading"] = None
+                return self.event({"type": "error", "message": {"en": "No Hub here.", "zh": "連不上 Hub。"}})
+            self.event({"type": "download", "model": model, "bytes_done": 50_000_000,
+                        "bytes_total": 100_000_000, "files_done": 1, "files_total": 4})
+            state["go"].wait(20)
+            self.event({"type": "loading", "model": model})
+            state["model"], state["loading"] = model, None
+            self.event({"type": "ready", "model": model, "family": "qwen3_5", "ms": 1234.5})
 
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            body = self.body()
             state["posts"].append((self.path, self.headers.get("X-Agentloop-Token"), body))
             if self.path == "/api/models/load":
                 state["loading"] = body["model"]
                 return self.send_json(202, {"ok": True, "load_id": "l1", "model": body["model"]})
             return self.send_json(404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}})
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Handler.site = site
+    server = serve(Handler, port)
     return server, state
 
 
@@ -320,11 +284,7 @@ TRACK_EVENT_SOURCES = """(() => {
 def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the_load(tmp_path, browser):
     """Material's instant navigation works only on the site_url's own origin: the book is built for this port."""
     port = free_port()
-    site = tmp_path / "site"
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--site-dir", str(site)], cwd=ROOT,
-                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": f"http://127.0.0.1:{port}/"},
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-2000:]
+    site = build_book(tmp_path / "site", SITE_URL=f"http://127.0.0.1:{port}/")
     server, state = stand_in(site, port)
     base = f"http://127.0.0.1:{port}"
     page = browser.new_page(viewport={"width": 1280, "height": 1400})

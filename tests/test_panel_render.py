@@ -10,8 +10,6 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
@@ -21,7 +19,8 @@ import pytest
 from agentloop.events import make
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, build_book
+from tests.stand_in import TOKEN, StandIn, serve
 ARTIFACTS = ROOT / "test-artifacts"
 
 pytestmark = pytest.mark.skipif(
@@ -84,11 +83,7 @@ def recording() -> list[dict]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The book built into a temporary folder and served by Python's static file server on 127.0.0.1."""
-    site = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    site = build_book(tmp_path_factory.mktemp("site"))
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -203,61 +198,28 @@ def test_renderer_draws_only_the_types_a_panel_asks_for(served, browser):
 
 # Live mode against a stand-in for the demo server that speaks docs/assets/README-panel.md's API. -----------
 
-TOKEN = "test-token-123"
-
-
 def live_server(site: Path, events: list[dict]):
     """Serves the built book with the token meta tag injected, and the panel's API for one run that waits for
     a decision at its permission event."""
     seen: dict = {"posts": [], "decided": threading.Event()}
 
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(site), **kwargs)
-
-        def log_message(self, *args):
-            pass
-
-        def send_json(self, code: int, body: dict):
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self):
+    class Handler(StandIn):
+        def api_get(self) -> bool:
             if self.path == "/api/status":
-                return self.send_json(200, {"ok": True, "model": "stand-in", "family": "qwen3_5",
-                                            "defaults": {"max_steps": 3, "temperature": 0.0, "use_tools": True}})
-            if self.path == "/api/runs/run-1/events":
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.end_headers()
+                self.send_json(200, {"ok": True, "model": "stand-in", "family": "qwen3_5",
+                                     "defaults": {"max_steps": 3, "temperature": 0.0, "use_tools": True}})
+            elif self.path == "/api/runs/run-1/events":
+                self.start_events()
                 for ev in events:
                     if ev["type"] == "decision":
                         seen["decided"].wait(15)
-                    self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
-                    self.wfile.flush()
-                return
-            path = self.translate_path(self.path)
-            if os.path.isdir(path):
-                path = os.path.join(path, "index.html")
-            if path.endswith(".html") and os.path.isfile(path):
-                html = Path(path).read_text(encoding="utf-8").replace(
-                    "<head>", f'<head><meta name="agentloop-token" content="{TOKEN}">', 1).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(html)))
-                self.end_headers()
-                self.wfile.write(html)
-                return
-            return super().do_GET()
+                    self.event(ev)
+            else:
+                return False
+            return True
 
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-            seen["posts"].append((self.path, self.headers.get("X-Agentloop-Token"), body))
+            seen["posts"].append((self.path, self.headers.get("X-Agentloop-Token"), self.body()))
             if self.headers.get("X-Agentloop-Token") != TOKEN:
                 return self.send_json(403, make("error", message={"en": "Bad token.", "zh": "權杖錯誤。"}))
             if self.path == "/api/runs":
@@ -267,8 +229,8 @@ def live_server(site: Path, events: list[dict]):
                 return self.send_json(200, {"ok": True})
             return self.send_json(404, make("error", message={"en": "Not found.", "zh": "找不到。"}))
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Handler.site = site
+    server = serve(Handler)
     return server, seen
 
 

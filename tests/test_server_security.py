@@ -23,7 +23,7 @@ from demo_server.client import Client, ServerThread, free_port
 from demo_server.guard import bind_warning
 from tests.conftest import TINY
 
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, build_book
 INLINE = "document.documentElement.dataset.inline = 'ran';"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Test book</title>
 <script>{INLINE}</script><script id="__config" type="application/json">{{"a": 1}}</script></head>
@@ -165,7 +165,7 @@ def test_pages_carry_the_token_and_a_strict_csp(c):
     assert re.search(r'<head><meta name="agentloop-token" content="[^"]+"><meta charset', r.text)
     csp = r.headers["content-security-policy"]
     digest = base64.b64encode(hashlib.sha256(INLINE.encode()).digest()).decode()
-    assert f"script-src 'self' " in csp and f"'sha256-{digest}'" in csp and "'unsafe-inline'" not in csp.split(";")[1]
+    assert "script-src 'self' " in csp and f"'sha256-{digest}'" in csp and "'unsafe-inline'" not in csp.split(";")[1]
     assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp
     for name, value in {"x-content-type-options": "nosniff", "x-frame-options": "DENY", "cache-control": "no-store",
                         "cross-origin-resource-policy": "same-origin"}.items():
@@ -244,11 +244,7 @@ def book(tmp_path_factory):
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    site = tmp_path_factory.mktemp("book") / "site"
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--site-dir", str(site)], cwd=ROOT,
-                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
-    if build.returncode != 0:
-        pytest.skip(f"the book does not build now (tests/test_book.py reports why): {build.stderr[-500:]}")
+    site = build_book(tmp_path_factory.mktemp("book") / "site")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()

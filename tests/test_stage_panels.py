@@ -13,11 +13,8 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urljoin
@@ -26,7 +23,7 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, build_book
 RUNS = ROOT / "docs/chapters/runs"
 
 pytestmark = pytest.mark.skipif(
@@ -61,11 +58,7 @@ def current_with(backend):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The book built into a temporary folder, served by Python's static file server on 127.0.0.1."""
-    site = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    site = build_book(tmp_path_factory.mktemp("site"))
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):

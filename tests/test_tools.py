@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from agentloop import sandbox, tools
 from agentloop.harnesses.simple_harness import RunSettings
-from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, validate
+from agentloop.tools import DEFAULT_TOOLS, TOOLS, ToolOutput, select, validate
 
 
 @pytest.fixture
