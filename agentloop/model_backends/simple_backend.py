@@ -112,13 +112,18 @@ class SimpleBackend:
         of every token. For tests and for the book's "what the model thought of this answer"."""
         self._forced.append(self.tokenizer(text, add_special_tokens=False).input_ids)
 
+    def drafter_id(self) -> str | None:
+        """The MTP drafter's checkpoint, beside the model's (Gemma 4: `<model>-assistant`); None: the family has none."""
+        suffix = self.family.drafter_suffix
+        return None if suffix is None else self.model_id + suffix
+
     def load_drafter(self) -> Drafter:
-        """The MTP drafter, from its own checkpoint beside the model's (Gemma 4: `<model>-assistant`)."""
+        """The MTP drafter, loaded the first time it is asked for."""
         if self.drafter is None:
-            if self.family.drafter_suffix is None:
+            if self.drafter_id() is None:
                 raise ValueError(f"{self.family.name} has no MTP drafter in agentloop (Qwen3.5's MTP layer ships "
                                  f"inside the model's weights, and transformers does not load it): switch MTP off")
-            self.drafter = Drafter(self.model_id + self.family.drafter_suffix, self.model, self.device, self.dtype)
+            self.drafter = Drafter(self.drafter_id(), self.model, self.device, self.dtype)
         return self.drafter
 
     # -- tokens out -------------------------------------------------------------------------------------------------

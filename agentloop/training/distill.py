@@ -26,11 +26,11 @@ from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.training.train import example, shared_prefix
 
 
-def conversations(backend: SimpleBackend, rng: random.Random, size: int, pad_id: int):
+def conversations(backend: SimpleBackend, rng: random.Random, size: int, pad_id: int, prefixes: dict[bool, str]):
     """`size` whole conversations (the system turn included), right-padded, where the model wrote each token, and
     where the shared system turn ends (no row has a token of the model's before it)."""
     thinking = rng.random() < 0.25
-    prefix = shared_prefix(backend, thinking)
+    prefix = prefixes[thinking]
     prefix_ids = backend.tokenizer(prefix, add_special_tokens=False).input_ids
     rows = [example(backend, rng, prefix, thinking) for _ in range(size)]
     width = len(prefix_ids) + max(len(ids) for ids, _ in rows)
@@ -78,8 +78,9 @@ def distill(target: str, drafter_base: str, out: str | Path, steps: int = 600, b
     optimizer = torch.optim.AdamW(drafter.model.parameters(), lr=lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 30) * max(0.1, 1 - s / steps))
     start = time.perf_counter()
+    prefixes = {thinking: shared_prefix(backend, thinking) for thinking in (False, True)}  # as train() does
     for step in range(1, steps + 1):
-        ids, own, first = conversations(backend, rng, batch_size, pad_id)
+        ids, own, first = conversations(backend, rng, batch_size, pad_id, prefixes)
         with torch.no_grad():
             seen = backend.model(input_ids=ids, use_cache=False, output_hidden_states=True,
                                  return_shared_kv_states=True)

@@ -102,8 +102,7 @@ def evaluate(llm, tasks: list[Task], mtp: bool = False, log=print) -> Tally:
 
 def has_drafter(llm) -> bool:
     """Whether the model's MTP drafter is on disk beside it (agent-gemma4-assistant beside agent-gemma4)."""
-    suffix = llm.family.drafter_suffix
-    return suffix is not None and Path(llm.model_id + suffix).is_dir()
+    return llm.drafter_id() is not None and Path(llm.drafter_id()).is_dir()
 
 
 def count_mtp(tally: Tally, plain: list[dict], drafted: list[dict]) -> None:

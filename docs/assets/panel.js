@@ -933,13 +933,8 @@
         this.poll(); // the status line, the form's defaults and the menu, at once
       };
       source.onmessage = (e) => {
-        let ev;
-        try {
-          ev = JSON.parse(e.data);
-        } catch (_) {
-          return;
-        }
-        if (!ev || typeof ev !== "object") return;
+        const ev = parseEvent(e.data);
+        if (!ev) return;
         this.loadEvent(ev);
         if (ev.type === "ready" || ev.type === "error") finish();
       };
@@ -1541,12 +1536,8 @@
         stopBtn.disabled = true;
       };
       source.onmessage = (e) => {
-        let ev;
-        try {
-          ev = JSON.parse(e.data);
-        } catch (_) {
-          return;
-        }
+        const ev = parseEvent(e.data);
+        if (!ev) return;
         this.renderer.push(ev);
         if (ev.type === "run_end") finish();
       };
@@ -1558,6 +1549,16 @@
           this.renderer.push(errorEvent("The connection to the demo server was lost.", "與示範伺服器的連線中斷了。"));
         }
       };
+    }
+  }
+
+  // One Server-Sent Event's data as an event object; null for anything else (a broken line is skipped).
+  function parseEvent(data) {
+    try {
+      const ev = JSON.parse(data);
+      return ev && typeof ev === "object" ? ev : null;
+    } catch (_) {
+      return null;
     }
   }
 
