@@ -4,8 +4,6 @@ a refusal (409) shown while a run holds the model."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import threading
 from pathlib import Path

@@ -8,7 +8,6 @@ import functools
 import http.server
 import json
 import math
-import os
 import re
 import threading
 from pathlib import Path

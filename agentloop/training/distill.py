@@ -12,9 +12,7 @@ Left out: the real drafter's training data and recipe; this one only ever sees t
 
 from __future__ import annotations
 
-import json
 import random
-import shutil
 import time
 from pathlib import Path
 
@@ -23,7 +21,7 @@ import torch.nn.functional as F
 
 from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.simple_backend import SimpleBackend
-from agentloop.training.train import example, shared_prefix
+from agentloop.training.train import example, shared_prefix, write_checkpoint
 
 
 def conversations(backend: SimpleBackend, rng: random.Random, size: int, pad_id: int, prefixes: dict[bool, str]):
@@ -115,16 +113,8 @@ def distill(target: str, drafter_base: str, out: str | Path, steps: int = 600, b
 
 def save(drafter: Drafter, out: Path, recipe: dict) -> Path:
     """The distilled drafter in bfloat16, beside its base checkpoint's other files."""
-    assert out.resolve() != drafter.folder.resolve(), "distill into a new folder: the base's files are copied from"
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    drafter.model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
-    for f in drafter.folder.iterdir():
-        if f.is_file() and f.suffix != ".safetensors" and f.name not in ("config.json", "training.json"):
-            shutil.copyfile(f, out / f.name)
-    (out / "training.json").write_text(json.dumps({"distilled": recipe}, indent=2, sort_keys=True) + "\n")
-    (out / "README.md").write_text(drafter_card(out.name, drafter.folder.name, recipe))
-    return out
+    return write_checkpoint(drafter.model, drafter.folder, out, {"distilled": recipe},
+                            drafter_card(out.name, drafter.folder.name, recipe))
 
 
 def drafter_card(name: str, base: str, recipe: dict) -> str:

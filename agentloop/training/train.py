@@ -194,16 +194,22 @@ def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
     earlier = backend.folder / "training.json"
     phases = json.loads(earlier.read_text())["phases"] if earlier.exists() else []
     recipe = {"phases": [*phases, recipe]}
-    assert out.resolve() != backend.folder.resolve(), "train into a new folder: the base's files are copied from"
+    return write_checkpoint(backend.model, backend.folder, out, recipe, model_card(backend, out.name, recipe))
+
+
+def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> Path:
+    """`model`'s weights in bfloat16 in a fresh folder `out`, beside `base`'s other files (generation settings,
+    tokenizer, chat template), with the training record and the model card."""
+    assert out.resolve() != base.resolve(), "write into a new folder: the base's files are copied from"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    backend.model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
-    (out / "generation_config.json").unlink(missing_ok=True)
-    for f in backend.folder.iterdir():
-        if f.is_file() and f.suffix != ".safetensors" and f.name != "config.json":
+    model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
+    (out / "generation_config.json").unlink(missing_ok=True)  # the base's own is the one to keep
+    for f in base.iterdir():
+        if f.is_file() and f.suffix != ".safetensors" and f.name not in ("config.json", "training.json", "README.md"):
             shutil.copyfile(f, out / f.name)
-    (out / "training.json").write_text(json.dumps(recipe, indent=2, sort_keys=True) + "\n")
-    (out / "README.md").write_text(model_card(backend, out.name, recipe))
+    (out / "training.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    (out / "README.md").write_text(card)
     return out
 
 
