@@ -394,18 +394,30 @@ def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             result = _run("pass", Path(folder), 30.0, DEFAULT_LIMITS)
         problem = (result.stderr.strip() or f"exit code {result.exit_code}") if result.exit_code != 0 else None
-    except OSError as e:  # a program of the command line is missing
+    except (OSError, seccomp_filter.FilterUnavailable) as e:  # a program of the command line is missing
         problem = str(e)
     if problem:
         raise SandboxUnavailable(
             f"bubblewrap is installed but could not start the sandbox: {problem} "
-            "(it needs user namespaces, and util-linux's prlimit; as root also unshare and setpriv). "
+            "(it needs user namespaces, util-linux's prlimit, python3-seccomp for its filter; as root also "
+            "unshare and setpriv). "
             "run_python never runs code outside a sandbox.")
     _works = True
 
 
 def cli_main(args) -> int:
-    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print the result."""
+    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print the result
+    (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`: the table of
+    protections (sandbox_check.py)."""
+    if args.check:
+        from agentloop import sandbox_check
+
+        return sandbox_check.main()
+    if args.folder is None or args.code is None:
+        print("agentloop sandbox: give --folder DIR and -c CODE, or --check", file=sys.stderr)
+        return 2
+    from agentloop.terminal import visible
+
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
@@ -414,7 +426,8 @@ def cli_main(args) -> int:
     except SandboxUnavailable as e:
         print(e, file=sys.stderr)
         return 2
-    print(f"--- stdout\n{r.stdout}" if r.stdout else "--- stdout (empty)")
-    print(f"--- stderr\n{r.stderr}" if r.stderr else "--- stderr (empty)")
+    print(f"--- stdout\n{visible(r.stdout)}" if r.stdout else "--- stdout (empty)")
+    print(f"--- stderr\n{visible(r.stderr)}" if r.stderr else "--- stderr (empty)")
     print(f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else ""))
+    print(f"--- memory of the sandbox as a whole: {r.cgroup}")
     return 0

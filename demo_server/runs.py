@@ -7,14 +7,12 @@ for this run (tests, the book's recordings) are handed to the backend just befor
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 import time
 from collections import deque
-from pathlib import Path
 from typing import Callable, Iterator
 
+from agentloop import cleanup
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.stream import EventLog
 
@@ -56,7 +54,7 @@ class Run:
     def __init__(self, llm: RunModel, question: str, settings: RunSettings, on_end: Callable[[Run], None],
                  orphan_s: float = ORPHAN_S):
         self.log = EventLog(("run_end",))
-        self.files = Path(tempfile.mkdtemp(prefix="agentloop-run-"))  # the conversation's folder, seen as /data
+        self.files = cleanup.temp_folder("agentloop-run")  # the conversation's folder, seen as /data
         self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
         self.pending: set[str] = set()  # call ids whose permission is asked and not yet answered
@@ -102,7 +100,7 @@ class Run:
             run_reporting_errors(self.harness)
         finally:
             self._finish()
-            shutil.rmtree(self.files, ignore_errors=True)
+            cleanup.remove_tree(self.files)  # whatever the code left: deep trees, odd modes, FIFOs
 
     def _finish(self) -> None:
         if not self._ended.is_set():
