@@ -34,6 +34,7 @@ try:
 except OSError as e:
     print("vsock", e.strerror)
 print("uid", os.getuid())
+print("capabilities", open("/proc/self/status").read().split("CapEff:")[1].split()[0])
 print("interfaces", ",".join(sorted(name for _, name in socket.if_nameindex())))
 """
 
@@ -63,12 +64,13 @@ def rows() -> list[tuple[str, str, str]]:
     ran = result is not None and result.exit_code == 0
     mib = 1 << 20
     group = result.cgroup if result else cgroup.kind()
+    no_capabilities = facts.get("capabilities", "?").strip("0") == ""
     out = [
         ("bubblewrap", "yes" if ran else "no", bwrap_version() if ran else f"no sandbox starts: {problem}"),
         ("namespaces", "yes" if ran else "no",
          f"user, pid, network ({facts.get('interfaces', '?')}), ipc, uts, cgroup, mount" if ran else "-"),
-        ("runs as", "yes" if facts.get("uid") == str(sandbox.NOBODY) else "no",
-         f"uid {facts.get('uid', '?')} inside, no capabilities; outside: "
+        ("runs as", "yes" if facts.get("uid") == str(sandbox.NOBODY) and no_capabilities else "no",
+         f"uid {facts.get('uid', '?')} inside, capabilities {facts.get('capabilities', '?')}; outside: "
          + ("the real user nobody (the server is root)" if os.geteuid() == 0 else f"uid {os.geteuid()}")),
         ("seccomp filter", "yes" if facts.get("seccomp") == "2" else "no",
          f"{len(seccomp_filter.rules())} rules (libseccomp via {seccomp_filter.SYSTEM_PYTHON}); "
