@@ -26,7 +26,6 @@ own command line, which the code can read in /proc/1/cmdline (it names the folde
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -162,16 +161,17 @@ def memory_folders(stage: Stage, limits: Limits) -> list[str]:
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
 
 
+# keyctl says "Joined session keyring: N" on stderr before it execs what follows. The outer bash keeps stderr
+# in a free descriptor of its choosing ({saved}) and lets keyctl write to /dev/null; the inner bash, which keyctl
+# runs, puts stderr back and closes the spare before it execs bwrap.
+KEYRING = 'exec {saved}>&2 2>/dev/null; exec keyctl session - bash -c "$0" bash "$saved" "$@"'
+STDERR_BACK = 'fd=$1; shift; exec 2>&"$fd" {fd}>&-; exec "$@"'
+
+
 def keyring_args() -> list[str]:
     """A new anonymous session keyring for bwrap and all it starts, so the caller's keyring is not theirs to
     reach even if the seccomp filter let a keyring call through (keyutils' keyctl joins it, then execs)."""
-    return ["keyctl", "session", "-"] if shutil.which("keyctl") else []
-
-
-def without_keyctl_line(stderr: str) -> str:
-    """keyctl says "Joined session keyring: N" on stderr before it execs bwrap, so it is always the first
-    line, before anything the code can write: drop it."""
-    return re.sub(r"\AJoined session keyring: \d+\n", "", stderr)
+    return ["bash", "-c", KEYRING, STDERR_BACK] if shutil.which("keyctl") else []
 
 
 def prlimit_args(limits: Limits) -> list[str]:
@@ -300,7 +300,6 @@ def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResu
         out_of_memory = group.oom_killed() > 0
         group.close()
     exit_code = None if timed_out else proc.returncode
-    err = without_keyctl_line(err)
     return SandboxResult(out, err, exit_code, timed_out, truncated, (time.monotonic() - start) * 1000,
                          explain(exit_code, timed_out, err, timeout, out_of_memory), group.kind)
 

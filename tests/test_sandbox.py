@@ -610,7 +610,7 @@ def test_missing_folder_raises(tmp_path):
 
 
 def test_cli_main(folder, capsys):
-    args = argparse.Namespace(folder=str(folder), timeout=None, code="print('from the cli'); raise SystemExit(3)")
+    args = argparse.Namespace(check=False, folder=str(folder), timeout=None, code="print('from the cli'); raise SystemExit(3)")
     assert sandbox.cli_main(args) == 0
     out = capsys.readouterr().out
     assert "from the cli" in out and "exit code 3" in out
@@ -618,6 +618,6 @@ def test_cli_main(folder, capsys):
 
 def test_cli_main_without_bwrap(folder, capsys, monkeypatch):
     monkeypatch.setattr(sandbox.shutil, "which", lambda name, *a, **k: None)
-    args = argparse.Namespace(folder=str(folder), timeout=2.0, code="print(1)")
+    args = argparse.Namespace(check=False, folder=str(folder), timeout=2.0, code="print(1)")
     assert sandbox.cli_main(args) == 2
     assert "sudo apt-get install bubblewrap" in capsys.readouterr().err

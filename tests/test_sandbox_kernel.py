@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import socket
+import subprocess
 import textwrap
 import uuid
 
@@ -128,11 +129,17 @@ def test_keyring_passes_no_notes_between_runs(folder, tmp_path):
         host_call("keyctl", KEYCTL_SEARCH, USER, b"user", note.encode(), 0)
 
 
-def test_the_keyring_is_fresh_even_past_the_filter():
-    """Defence in depth: keyctl is in the command line, so bwrap starts in a new anonymous session keyring."""
+def test_the_keyring_is_fresh_even_past_the_filter(host_secret):
+    """Defence in depth: what keyring_args() runs (bwrap, in a run) starts in a new, empty session keyring."""
+    name, _ = host_secret
     assert sandbox.keyring_args(), "keyutils' keyctl is missing: make system installs it"
-    argv = sandbox.command(sandbox.Stage("/x", None, lambda a: a), 5, 6, sandbox.DEFAULT_LIMITS)
-    assert argv[:3] == ["keyctl", "session", "-"] and argv[3].endswith("bwrap")
+    show = ["keyctl", "show", "@s"]  # the session keyring's tree
+    assert name in subprocess.run(show, capture_output=True, text=True).stdout  # here: the secret is in it
+    inside = subprocess.run([*sandbox.keyring_args(), *show], capture_output=True, text=True)
+    assert inside.returncode == 0 and name not in inside.stdout and inside.stderr == ""
+    said = subprocess.run([*sandbox.keyring_args(), "sh", "-c", "echo said >&2; ls /proc/self/fd"],
+                          capture_output=True, text=True)
+    assert said.stderr == "said\n" and said.stdout.split() == ["0", "1", "2", "3"]  # 3: ls's own listing
 
 
 # ---- issue 11, attack 4: socket families no namespace isolates --------------------------------------------
