@@ -134,6 +134,8 @@ def bwrap_args(stage: Stage, code_fd: int, filter_fd: int, limits: Limits = DEFA
         *system_dirs(),
         *find_python()[1],  # python3's install prefix, read-only, when it is not under /usr
         "--proc", "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
+        # /proc/keys lists every key the code's user may view: not root, that user is the server's own.
+        "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
         "--dev", "/dev",  # null, zero, full, random, urandom, tty: no disks
         *memory_folders(stage, limits),  # a private /tmp and /dev/shm in memory, not the host's
         "--bind", stage.data, "/data",  # the conversation's folder: the only host folder it can write
