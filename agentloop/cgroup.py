@@ -1,22 +1,25 @@
-"""A control group per sandbox run: one memory limit and one process limit for all of the sandbox's processes.
+"""A control group per sandbox run: one memory limit and one process limit for all of the sandbox's
+processes.
 
-What it follows: what systemd and container runtimes do. Per-process limits (RLIMIT_AS) do not see memory a
-process holds outside its address space: a memfd's pages, files in a tmpfs, the kernel's inodes for them. A
-cgroup charges all of these to the group, and its limit holds for the sum, whatever the number of processes.
-Four ways, the first that works here:
+What it follows: what systemd and container runtimes do. Per-process limits (RLIMIT_AS) do not see
+memory a process holds outside its address space: a memfd's pages, files in a tmpfs, the kernel's
+inodes for them. A cgroup charges all of these to the group, and its limit holds for the sum,
+whatever the number of processes. Four ways, the first that works here:
 
 - cgroup v1, as root: a folder in the `memory` and in the `pids` hierarchies (memory.limit_in_bytes,
   memory.memsw.limit_in_bytes where swap is accounted, pids.max);
-- cgroup v2, as root: a folder under /sys/fs/cgroup/agentloop (memory.max, memory.swap.max=0, pids.max);
-- not root, with a systemd user session: `systemd-run --user --scope` with MemoryMax, MemorySwapMax=0 and
-  TasksMax (systemd makes the cgroup in the subtree it delegates to the user);
+- cgroup v2, as root: a folder under /sys/fs/cgroup/agentloop (memory.max, memory.swap.max=0,
+  pids.max);
+- not root, with a systemd user session: `systemd-run --user --scope` with MemoryMax,
+  MemorySwapMax=0 and TasksMax (systemd makes the cgroup in the subtree it delegates to the user);
 - none: the per-process limits are all that hold, and `kind` says so in words.
 
-The sandbox's first process enters the group before it execs anything (`wrap`), so nothing escapes it.
+The sandbox's first process enters the group before it execs anything (`wrap`), so nothing escapes
+it.
 
-What it leaves out: a delegated v2 subtree without systemd (it needs the server itself moved into a leaf
-first), CPU and I/O weights (the CPU-seconds limit and the timeout bound a run's CPU; nothing bounds its disk
-bandwidth).
+What it leaves out: a delegated v2 subtree without systemd (it needs the server itself moved into a
+leaf first), CPU and I/O weights (the CPU-seconds limit and the timeout bound a run's CPU; nothing
+bounds its disk bandwidth).
 """
 
 from __future__ import annotations
@@ -42,21 +45,28 @@ class Group:
     """One run's cgroup: how to enter it, and what it saw."""
 
     kind: str  # "cgroup v1", "cgroup v2", "systemd-run --user --scope", or NONE
-    folders: list[Path] = field(default_factory=list)  # the folders made for this run (v1: memory and pids)
-    prefix: list[str] = field(default_factory=list)  # systemd-run's command line, when that is the way
+    folders: list[Path] = field(
+        default_factory=list
+    )  # the folders made for this run (v1: memory and pids)
+    prefix: list[str] = field(
+        default_factory=list
+    )  # systemd-run's command line, when that is the way
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """argv run inside the group: a shell writes its own pid into each group, then execs argv."""
+        """argv run inside the group: a shell puts its own pid into each group, then execs argv."""
         if self.prefix:
             return [*self.prefix, *argv]
         if not self.folders:
             return argv
         procs = [str(f / "cgroup.procs") for f in self.folders]
-        enter = 'n=$1; shift; for i in $(seq "$n"); do echo $$ > "$1" || exit 125; shift; done; exec "$@"'
+        enter = (
+            'n=$1; shift; for i in $(seq "$n"); do echo $$ > "$1" || exit 125; shift; done; '
+            'exec "$@"'
+        )
         return ["sh", "-c", enter, "sh", str(len(procs)), *procs, *argv]
 
     def oom_killed(self) -> int:
-        """How many processes the kernel killed for the group's memory limit (0 when there is no group)."""
+        """How many processes the kernel killed for the group's memory limit (0 without a group)."""
         for f in self.folders:
             for name in ("memory.events", "memory.oom_control"):  # v2, v1
                 if (f / name).exists():
@@ -116,14 +126,20 @@ _systemd: bool | None = None
 
 
 def systemd_scope_works() -> bool:
-    """Whether `systemd-run --user --scope` can make a scope here (a user session with systemd): tried once."""
+    """Whether `systemd-run --user --scope` works here (a systemd user session); tried once."""
     global _systemd
     if _systemd is None:
         _systemd = False
         if shutil.which("systemd-run"):
             try:
-                _systemd = subprocess.run(["systemd-run", "--user", "--scope", "--quiet", "--", "true"],
-                                          capture_output=True, timeout=10).returncode == 0
+                _systemd = (
+                    subprocess.run(
+                        ["systemd-run", "--user", "--scope", "--quiet", "--", "true"],
+                        capture_output=True,
+                        timeout=10,
+                    ).returncode
+                    == 0
+                )
             except (OSError, subprocess.TimeoutExpired):
                 pass
     return _systemd
@@ -148,7 +164,9 @@ def make(memory_bytes: int, tasks: int) -> Group:
         for f in (memory, pids):
             f.mkdir(parents=True)
         (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
-        if (memory / "memory.memsw.limit_in_bytes").exists():  # swap is accounted: memory + swap, no swap
+        if (
+            memory / "memory.memsw.limit_in_bytes"
+        ).exists():  # swap is accounted: memory + swap, no swap
             (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
         (memory / "memory.swappiness").write_text("0")
         (pids / "pids.max").write_text(str(tasks))
@@ -166,9 +184,23 @@ def make(memory_bytes: int, tasks: int) -> Group:
         (f / "pids.max").write_text(str(tasks))
         return Group("cgroup v2", [f])
     if os.geteuid() != 0 and systemd_scope_works():
-        return Group("systemd-run --user --scope", prefix=[
-            "systemd-run", "--user", "--scope", "--quiet", "--collect",
-            "-p", f"MemoryMax={memory_bytes}", "-p", "MemorySwapMax=0", "-p", f"TasksMax={tasks}", "--"])
+        return Group(
+            "systemd-run --user --scope",
+            prefix=[
+                "systemd-run",
+                "--user",
+                "--scope",
+                "--quiet",
+                "--collect",
+                "-p",
+                f"MemoryMax={memory_bytes}",
+                "-p",
+                "MemorySwapMax=0",
+                "-p",
+                f"TasksMax={tasks}",
+                "--",
+            ],
+        )
     return Group(NONE)
 
 

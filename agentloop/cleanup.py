@@ -1,18 +1,20 @@
 """Folders the code wrote to: how big they are, and removing them whatever the code left in them.
 
-What it follows: coreutils rather than Python's recursive walkers. shutil.rmtree recurses, and a 3,000-deep
-tree makes it raise RecursionError even with ignore_errors=True; GNU rm, chmod and du walk with fts, which
-holds no stack per level, never follows a symbolic link, removes FIFOs and sockets without opening them, and
-takes any name, newlines included. Modes are reset first (chmod -R u+rwX) so a folder the code made unreadable
-or unwritable to its owner still empties; root needs no reset, and inside the sandbox the code cannot own a
-file as anyone but the sandbox's user, nor set an immutable attribute (no CAP_LINUX_IMMUTABLE).
+What it follows: coreutils rather than Python's recursive walkers. shutil.rmtree recurses, and a
+3,000-deep tree makes it raise RecursionError even with ignore_errors=True; GNU rm, chmod and du
+walk with fts, which holds no stack per level, never follows a symbolic link, removes FIFOs and
+sockets without opening them, and takes any name, newlines included. Modes are reset first (chmod -R
+u+rwX) so a folder the code made unreadable or unwritable to its owner still empties; root needs no
+reset, and inside the sandbox the code cannot own a file as anyone but the sandbox's user, nor set
+an immutable attribute (no CAP_LINUX_IMMUTABLE).
 
-Temporary folders carry the pid of the process that made them (`agentloop-run-PID-…`), so that `sweep()`, run
-when the demo server starts, removes exactly those whose process is gone: a server killed with -9 leaves
-its folders behind, and the next one removes them without touching those of a server still running.
+Temporary folders carry the pid of the process that made them (`agentloop-run-PID-…`), so that
+`sweep()`, run when the demo server starts, removes exactly those whose process is gone: a server
+killed with -9 leaves its folders behind, and the next one removes them without touching those of a
+server still running.
 
-What it leaves out: folders of a process whose pid has since been reused (kept: removing a live one would
-be worse), and quotas the file system enforces (`measure` is a check after the fact).
+What it leaves out: folders of a process whose pid has since been reused (kept: removing a live one
+would be worse), and quotas the file system enforces (`measure` is a check after the fact).
 """
 
 from __future__ import annotations
@@ -42,17 +44,25 @@ def remove_tree(path: Path) -> None:
         return
     if os.geteuid() != 0 and path.is_dir() and not path.is_symlink():
         subprocess.run(["chmod", "-R", "u+rwX", "--", str(path)], capture_output=True)
-    done = subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["rm", "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True
+    )
     if os.path.lexists(path):
         raise OSError(f"could not remove {path}: {done.stderr.strip()}")
 
 
 def measure(path: Path) -> tuple[int, int]:
-    """(bytes on disk, number of entries) under `path`, itself included; sparse files count what they use."""
+    """(bytes on disk, entries) under `path`, itself included; sparse files count what they use."""
+
     def du(*flags: str) -> int:
-        done = subprocess.run(["du", "-s", "--one-file-system", *flags, "--", str(path)],
-                              capture_output=True, text=True)
-        return int(done.stdout.split("\t", 1)[0])  # du counts what it could read, even when it complains
+        done = subprocess.run(
+            ["du", "-s", "--one-file-system", *flags, "--", str(path)],
+            capture_output=True,
+            text=True,
+        )
+        return int(
+            done.stdout.split("\t", 1)[0]
+        )  # du counts what it could read, even when it complains
 
     if os.geteuid() != 0:  # a folder the code made unreadable would be skipped: make it readable
         subprocess.run(["chmod", "-R", "u+rX", "--", str(path)], capture_output=True)
@@ -60,7 +70,8 @@ def measure(path: Path) -> tuple[int, int]:
 
 
 def sweep(where: Path | None = None) -> list[Path]:
-    """Remove the temporary folders and cgroups of processes that are gone; return what was removed."""
+    """Remove the temporary folders and cgroups of processes that are gone; return what was
+    removed."""
     where = Path(where or tempfile.gettempdir())
     removed = []
     for entry in where.iterdir():
