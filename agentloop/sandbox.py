@@ -12,15 +12,17 @@ exempts the root user), even inside a user namespace, so a server running as roo
 As root we therefore start bwrap as the real user nobody, and lend it the conversation's folder for the run
 (one run per folder at a time).
 
-Around that: a seccomp filter (seccomp_filter.py) that refuses the calls which reach kernel state no namespace
-isolates (the keyring, AF_VSOCK, io_uring, ...); a fresh anonymous session keyring (keyutils' `keyctl session
--`), should the filter ever miss a keyring call; a cgroup for the whole run (cgroup.py), whose memory limit
-counts what RLIMIT_AS does not (memfd, tmpfs); and a quota on /data, checked after each run (`quota`).
+Around that: a seccomp filter (seccomp_filter.py) that refuses the calls which reach kernel state
+no namespace isolates (the keyring, AF_VSOCK, io_uring, ...); a fresh anonymous session keyring
+(keyutils' `keyctl session -`), should the filter ever miss a keyring call; a cgroup for the whole
+run (cgroup.py), whose memory limit counts what RLIMIT_AS does not (memfd, tmpfs); and a quota on
+/data, checked after each run (`past_quota`).
 
-What it leaves out: a quota the file system enforces while the code writes (one run may write up to what its
-time and RLIMIT_FSIZE allow before the check refuses the next), an inode limit on /tmp when not root (bwrap's
---tmpfs takes a size only; the cgroup, where there is one, still bounds the inodes' memory), and hiding bwrap's
-own command line, which the code can read in /proc/1/cmdline (it names the folder's host path, nothing secret).
+What it leaves out: a quota the file system enforces while the code writes (one run may write what
+its time and RLIMIT_FSIZE allow before the check refuses the next), an inode limit on /tmp when not
+root (bwrap's --tmpfs takes a size only; a cgroup, where there is one, still bounds the inodes'
+memory), and hiding bwrap's own command line, which the code can read in /proc/1/cmdline (it names
+the folder's host path, nothing secret).
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ class Limits:
     open_files: int = 256  # RLIMIT_NOFILE
     tmp_bytes: int = 64 << 20  # size of the private /tmp and /dev/shm, which live in memory
     output_bytes: int = 64 << 10  # kept of stdout and of stderr; the rest is read and dropped
-    sandbox_memory_bytes: int = 512 << 20  # the cgroup: all processes together, memfd and /tmp included
-    tmp_inodes: int = 4096  # files and folders in /tmp and /dev/shm together (as root: see staged())
+    sandbox_memory_bytes: int = 512 << 20  # the cgroup: all processes, memfd and /tmp included
+    tmp_inodes: int = 4096  # files and folders in /tmp and /dev/shm together (as root: staged())
     data_bytes: int = 256 << 20  # the quota on /data: past it, the next run is refused
     data_entries: int = 10_000  # files and folders in /data, for the same quota
 
@@ -73,7 +75,7 @@ class SandboxResult:
     truncated: bool  # stdout or stderr was cut at Limits.output_bytes
     ms: float  # wall-clock time of the whole run
     reason: str | None = None  # why the run ended early, in words, or None
-    cgroup: str = cgroup.NONE  # what bounded the sandbox's memory as a whole: cgroup.kind(), in words
+    cgroup: str = cgroup.NONE  # what bounded the sandbox's memory as a whole, in words
 
 
 class SandboxUnavailable(RuntimeError):
@@ -114,11 +116,12 @@ class Stage:
     """Where bwrap finds what it binds, and what must run around it (as root: as_nobody)."""
 
     data: str  # the host path bwrap binds at /data
-    tmp: str | None  # as root, a tmpfs with tmp/ and shm/ in it and an inode limit; else None: bwrap's own
+    tmp: str | None  # as root, a tmpfs holding tmp/ and shm/, inodes limited; None: bwrap's own
     wrap: Callable[[list[str]], list[str]]
 
 
-def bwrap_args(stage: Stage, code_fd: int, filter_fd: int, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+def bwrap_args(stage: Stage, code_fd: int, filter_fd: int,
+               limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """The bubblewrap command line: the sandbox, one line at a time."""
     return [
         shutil.which("bwrap") or "bwrap",
@@ -134,11 +137,11 @@ def bwrap_args(stage: Stage, code_fd: int, filter_fd: int, limits: Limits = DEFA
         *system_dirs(),
         *find_python()[1],  # python3's install prefix, read-only, when it is not under /usr
         "--proc", "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
-        # /proc/keys lists every key the code's user may view: not root, that user is the server's own.
+        # /proc/keys lists the keys the code's user may view: when not root, the server's user.
         "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
         "--dev", "/dev",  # null, zero, full, random, urandom, tty: no disks
         *memory_folders(stage, limits),  # a private /tmp and /dev/shm in memory, not the host's
-        "--bind", stage.data, "/data",  # the conversation's folder: the only host folder it can write
+        "--bind", stage.data, "/data",  # the conversation's folder: the only host folder it writes
         "--ro-bind-data", str(code_fd), "/tmp/main.py",  # the code, copied in from a file descriptor
         "--seccomp", str(filter_fd),  # the system calls it may not make (seccomp_filter.py)
         "--remount-ro", "/dev",  # no new files in /dev
@@ -155,24 +158,24 @@ def bwrap_args(stage: Stage, code_fd: int, filter_fd: int, limits: Limits = DEFA
 
 
 def memory_folders(stage: Stage, limits: Limits) -> list[str]:
-    """/tmp and /dev/shm (multiprocessing's semaphores live there): bwrap's tmpfs of a bounded size, or as root
-    the tmpfs staged() mounted, bounded in inodes too (bwrap's --tmpfs takes no inode limit)."""
+    """/tmp and /dev/shm (multiprocessing's semaphores live there): bwrap's tmpfs of a bounded size,
+    or as root the tmpfs staged() mounted, bounded in inodes too (bwrap's --tmpfs cannot be)."""
     if stage.tmp:
         return ["--bind", f"{stage.tmp}/tmp", "/tmp", "--bind", f"{stage.tmp}/shm", "/dev/shm"]
     return ["--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
 
 
-# keyctl says "Joined session keyring: N" on stderr before it execs what follows. The outer bash keeps stderr
-# in a free descriptor of its choosing ({saved}) and lets keyctl write to /dev/null; the inner bash, which keyctl
-# runs, puts stderr back and closes the spare before it execs bwrap.
+# keyctl says "Joined session keyring: N" on stderr before it execs what follows. The outer bash
+# keeps stderr in a free descriptor of its choosing ({saved}) and lets keyctl write to /dev/null;
+# the inner bash, which keyctl runs, puts stderr back and closes the spare before it execs bwrap.
 KEYRING = 'exec {saved}>&2 2>/dev/null; exec keyctl session - bash -c "$0" bash "$saved" "$@"'
 STDERR_BACK = 'fd=$1; shift; exec 2>&"$fd" {fd}>&-; exec "$@"'
 
 
 def keyring_args() -> list[str]:
-    """A new anonymous session keyring for bwrap and all it starts, so the caller's keyring is not theirs to
-    reach even if the seccomp filter let a keyring call through (keyutils' keyctl joins it, then execs)."""
+    """A new anonymous session keyring for bwrap and all it starts, so the caller's keyring is out
+    of reach even if the seccomp filter let a keyring call through (keyctl joins it, then execs)."""
     return ["bash", "-c", KEYRING, STDERR_BACK] if shutil.which("keyctl") else []
 
 
@@ -191,11 +194,12 @@ def prlimit_args(limits: Limits) -> list[str]:
 
 
 def command(stage: Stage, code_fd: int, filter_fd: int, limits: Limits) -> list[str]:
-    """keyctl joins a fresh keyring and runs bwrap, which runs prlimit, which runs python3 on the code.
+    """keyctl joins a fresh keyring and runs bwrap, which runs prlimit, which runs python3 on the
+    code.
     -u: unbuffered, so what the code printed before a kill still reaches us."""
     python, _ = find_python()
-    return [*keyring_args(), *bwrap_args(stage, code_fd, filter_fd, limits), "--", *prlimit_args(limits),
-            "--", python, "-u", "/tmp/main.py"]
+    return [*keyring_args(), *bwrap_args(stage, code_fd, filter_fd, limits),
+            "--", *prlimit_args(limits), "--", python, "-u", "/tmp/main.py"]
 
 
 STAGE = (  # as_nobody's shell: a tmpfs at $2 with data/ (the folder, bound), tmp/ and shm/ in it
@@ -204,12 +208,13 @@ STAGE = (  # as_nobody's shell: a tmpfs at $2 with data/ (the folder, bound), tm
 
 
 def as_nobody(folder: str, stage: str, limits: Limits, argv: list[str]) -> list[str]:
-    """Root only: run argv as the real user nobody, with a tmpfs at `stage` holding the folder at data/.
+    """Root only: run argv as the real user nobody, with a tmpfs at `stage` holding the folder at
+    data/.
 
     nobody may not be allowed to walk to the folder (pytest's temporary folders sit under a 0700 one), so root
-    mounts it at a stage folder that nobody can reach, in a private mount namespace the host never sees. The
-    same tmpfs holds the sandbox's /tmp and /dev/shm, with the inode limit bwrap's own tmpfs lacks (nr_inodes;
-    four inodes are the tmpfs's own folders)."""
+    mounts it at a stage folder that nobody can reach, in a private mount namespace the host never
+    sees. The same tmpfs holds the sandbox's /tmp and /dev/shm, with the inode limit bwrap's own
+    tmpfs lacks (nr_inodes; four inodes are the tmpfs's own folders)."""
     return [
         "unshare", "--mount", "--propagation", "private", "--",
         "sh", "-c", STAGE, "sh", folder, stage, str(limits.tmp_bytes), str(limits.tmp_inodes + 4),
@@ -219,8 +224,9 @@ def as_nobody(folder: str, stage: str, limits: Limits, argv: list[str]) -> list[
 
 
 def owner_and_mode(folder: Path) -> tuple[int, int, int]:
-    """Whose the folder is, and its permission bits, to give back after a run. A folder still lent to nobody
-    (a run killed with -9 never gave it back) goes to the owner of the folder around it, mode 0700."""
+    """Whose the folder is, and its permission bits, to give back after a run. A folder still lent
+    to nobody (a run killed with -9 never gave it back) goes to the owner of the folder around it,
+    mode 0700."""
     st = folder.stat()
     if st.st_uid == NOBODY:
         around = folder.parent.stat()
@@ -230,19 +236,20 @@ def owner_and_mode(folder: Path) -> tuple[int, int, int]:
 
 @contextmanager
 def staged(folder: Path, limits: Limits):
-    """Yield the Stage for a run in `folder`: as ourselves, the folder itself; as root, as_nobody's."""
+    """Yield the Stage for a run in `folder`: not root, the folder itself; as root, as_nobody's."""
     if os.geteuid() != 0:
         yield Stage(str(folder), None, lambda argv: argv)
         return
     uid, gid, mode = owner_and_mode(folder)
     os.chown(folder, NOBODY, NOBODY)  # lend the folder to the sandbox's user for the run, so it can write there
-    stage = str(cleanup.temp_folder("agentloop-sandbox"))  # named for our pid: sweep() removes it if we die
+    stage = str(cleanup.temp_folder("agentloop-sandbox"))  # named for our pid, for sweep()
     os.chmod(stage, 0o755)
     try:
-        yield Stage(f"{stage}/data", stage, lambda argv: as_nobody(str(folder), stage, limits, argv))
+        yield Stage(f"{stage}/data", stage,
+                    lambda argv: as_nobody(str(folder), stage, limits, argv))
     finally:
         os.rmdir(stage)  # empty on the host: the tmpfs only ever existed in the private namespace
-        # Given back as it was: the code may have made /data world-writable and set-id (chmod 07777 /data).
+        # Given back as it was: the code may have made /data world-writable and set-id (07777).
         # Files the code made stay nobody's, so the next run may change them.
         os.chown(folder, uid, gid)
         os.chmod(folder, mode)
@@ -268,11 +275,11 @@ def past_quota(folder: Path, limits: Limits) -> str | None:
     used, entries = cleanup.measure(folder)
     if used <= limits.data_bytes and entries <= limits.data_entries:
         return None
-    return (f"the folder /data holds {used >> 20} MiB in {entries} files and folders, past its quota of "
-            f"{limits.data_bytes >> 20} MiB and {limits.data_entries} entries")
+    return (f"the folder /data holds {used >> 20} MiB in {entries} files and folders, "
+            f"past its quota of {limits.data_bytes >> 20} MiB and {limits.data_entries} entries")
 
 
-BWRAP_TASKS = 2  # bwrap itself and its init (the sandbox's PID 1), in the cgroup beside the code's processes
+BWRAP_TASKS = 2  # bwrap and its init (the sandbox's PID 1), in the cgroup beside the code
 
 
 def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResult:
@@ -364,7 +371,7 @@ def explain(exit_code: int | None, timed_out: bool, stderr: str, timeout: float,
         return f"killed after the {timeout:g} s wall-clock limit"
     if not exit_code:
         return None
-    if out_of_memory:  # the kernel killed a process for the cgroup's limit, which counts every process
+    if out_of_memory:  # the kernel killed a process for the cgroup's limit, which counts them all
         return "memory limit of the whole sandbox reached"
     if exit_code == 128 + signal.SIGXCPU:
         return "CPU time limit reached"
@@ -395,21 +402,21 @@ def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             result = _run("pass", Path(folder), 30.0, DEFAULT_LIMITS)
         problem = (result.stderr.strip() or f"exit code {result.exit_code}") if result.exit_code != 0 else None
-    except (OSError, seccomp_filter.FilterUnavailable) as e:  # a program of the command line is missing
+    except (OSError, seccomp_filter.FilterUnavailable) as e:  # a program it needs is missing
         problem = str(e)
     if problem:
         raise SandboxUnavailable(
             f"bubblewrap is installed but could not start the sandbox: {problem} "
-            "(it needs user namespaces, util-linux's prlimit, python3-seccomp for its filter; as root also "
-            "unshare and setpriv). "
+            "(it needs user namespaces, util-linux's prlimit, python3-seccomp for its filter; "
+            "as root also unshare and setpriv). "
             "run_python never runs code outside a sandbox.")
     _works = True
 
 
 def cli_main(args) -> int:
-    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print the result
-    (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`: the table of
-    protections (sandbox_check.py)."""
+    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print
+    the result (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`:
+    the table of protections (sandbox_check.py)."""
     if args.check:
         from agentloop import sandbox_check
 

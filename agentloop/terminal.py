@@ -1,9 +1,11 @@
-"""`agentloop run`: SimpleHarness in the terminal, each event printed as it comes, permission asked with y/n.
+"""`agentloop run`: SimpleHarness in the terminal, each event printed as it comes, permission asked
+with y/n.
 
-What the model and its code wrote is printed with its control characters escaped (ESC shows as \\u001b, as
---json writes it): raw, an escape sequence in a tool's output would reach the reader's terminal, which may
-then set its clipboard (OSC 52), change its title or clear its screen. The conversation's folder is a new
-temporary one unless --folder names one; it is removed at the end unless --keep."""
+What the model and its code wrote is printed with its control characters escaped (ESC shows as
+\\u001b, as --json writes it): raw, an escape sequence in a tool's output would reach the reader's
+terminal, which may then set its clipboard (OSC 52), change its title or clear its screen. The
+conversation's folder is a new temporary one unless --folder names one; it is removed at the end
+unless --keep."""
 
 from __future__ import annotations
 
@@ -50,14 +52,14 @@ def run(args) -> int:
     try:
         return loop(llm, args, settings, folder)
     finally:
-        if args.folder is None and args.keep:  # a folder the reader named is theirs: never removed
+        if args.folder is None and args.keep:  # a folder the reader named is never removed
             print(f"The conversation's folder is kept: {folder}", file=sys.stderr)
         elif args.folder is None:
             cleanup.remove_tree(folder)
 
 
 def loop(llm, args, settings: RunSettings, folder: Path) -> int:
-    """Run the harness in a worker thread and show its events here until run_end; 0 when it ended well."""
+    """Run the harness in a worker thread and show its events until run_end; 0 if it ended well."""
     inbox: queue.Queue = queue.Queue()
     harness = SimpleHarness(llm, [], args.question, settings, inbox.put, folder)
     worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
@@ -80,7 +82,7 @@ def ask_yes_no(prompt: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-# C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), and the
+# C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), the
 # bidirectional overrides that make text display in another order than it reads ("Trojan Source").
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 

@@ -54,7 +54,7 @@ class Run:
     def __init__(self, llm: RunModel, question: str, settings: RunSettings, on_end: Callable[[Run], None],
                  orphan_s: float = ORPHAN_S):
         self.log = EventLog(("run_end",))
-        self.files = cleanup.temp_folder("agentloop-run")  # the conversation's folder, seen as /data
+        self.files = cleanup.temp_folder("agentloop-run")  # the conversation's folder: /data
         self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
         self.pending: set[str] = set()  # call ids whose permission is asked and not yet answered
