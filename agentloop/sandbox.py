@@ -195,8 +195,7 @@ def prlimit_args(limits: Limits) -> list[str]:
 
 def command(stage: Stage, code_fd: int, filter_fd: int, limits: Limits) -> list[str]:
     """keyctl joins a fresh keyring and runs bwrap, which runs prlimit, which runs python3 on the
-    code.
-    -u: unbuffered, so what the code printed before a kill still reaches us."""
+    code. -u: unbuffered, so what the code printed before a kill still reaches us."""
     python, _ = find_python()
     return [*keyring_args(), *bwrap_args(stage, code_fd, filter_fd, limits),
             "--", *prlimit_args(limits), "--", python, "-u", "/tmp/main.py"]
@@ -211,9 +210,9 @@ def as_nobody(folder: str, stage: str, limits: Limits, argv: list[str]) -> list[
     """Root only: run argv as the real user nobody, with a tmpfs at `stage` holding the folder at
     data/.
 
-    nobody may not be allowed to walk to the folder (pytest's temporary folders sit under a 0700 one), so root
-    mounts it at a stage folder that nobody can reach, in a private mount namespace the host never
-    sees. The same tmpfs holds the sandbox's /tmp and /dev/shm, with the inode limit bwrap's own
+    nobody may not be allowed to walk to the folder (pytest's temporary folders sit under a 0700
+    one), so root mounts it at a stage folder that nobody can reach, in a private mount namespace
+    the host never sees. The same tmpfs holds the sandbox's /tmp and /dev/shm, with the inode limit bwrap's own
     tmpfs lacks (nr_inodes; four inodes are the tmpfs's own folders)."""
     return [
         "unshare", "--mount", "--propagation", "private", "--",
