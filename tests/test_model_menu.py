@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from agentloop.model_backends import model_folder
-from agentloop.terminal import default_model
+from agentloop.paths import DEFAULT_MODEL
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
-from demo_server.current import model_menu
+from demo_server.menu import model_menu
 from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,13 +31,13 @@ FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a pe
 
 
 def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monkeypatch):
-    import agentloop.terminal
+    import agentloop.paths
 
     for name, source in (("tiny-qwen3_5", TINY["qwen3_5"]), ("agent-gemma4", TINY["gemma4"])):
         (tmp_path / name).mkdir()
         shutil.copyfile(source / "config.json", tmp_path / name / "config.json")
     monkeypatch.setattr(model_folder, "MODELS_DIR", tmp_path)
-    monkeypatch.setattr(agentloop.terminal, "DEFAULT_MODEL", "agent-gemma4")
+    monkeypatch.setattr(agentloop.paths, "DEFAULT_MODEL", "agent-gemma4")
 
     menu = model_menu()
     assert [m["id"] for m in menu] == ["agent-gemma4", "tiny-qwen3_5", "Qwen/Qwen3.5-0.8B", "google/gemma-4-E2B-it"]
@@ -91,7 +91,7 @@ def test_the_api_sends_the_descriptions(book):
     answer = c.get("/api/models").json()
     c.close()
     first, *_ = answer["models"]
-    assert first["default"] is True and first["id"] == Path(default_model()).name
+    assert first["default"] is True and first["id"] == DEFAULT_MODEL
     assert all(set(m["description"]) == {"en", "zh"} for m in answer["models"])
 
 

@@ -6,6 +6,7 @@ testing aid, on with allow_forced); the model still scores every token and the h
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import threading
@@ -129,6 +130,22 @@ def test_the_token_is_only_in_the_pages(client):
     assert f'<meta name="agentloop-token" content="{client.token}">' in page
     for path in ("/api/status", "/api/models", "/api/openapi.json", "/api/models/load/events"):
         assert client.token not in client.get(path).text, path
+
+
+def test_the_pages_carry_the_api_table_of_every_route(client):
+    """The contract with the panels: {route_name: [METHOD, path]} for every route under /api, as OpenAPI has it."""
+    page = client.get("/").text
+    found = re.search(r'<meta name="agentloop-api" content="([^"]+)">', page)
+    assert found, page[:500]
+    table = json.loads(html.unescape(found.group(1)))
+    openapi = client.get("/api/openapi.json").json()["paths"]
+    described = {(method.upper(), path) for path, item in openapi.items() for method in item}
+    assert {tuple(entry) for entry in table.values()} == described
+    for name in ("status", "models", "load", "load_events", "start_run", "run_events", "decision", "stop",
+                 "render", "tokenize", "next_token"):
+        assert name in table, name
+    assert table["run_events"] == ["GET", "/api/runs/{run_id}/events"]
+    assert table["start_run"] == ["POST", "/api/runs"]
 
 
 def test_model_menu(client):

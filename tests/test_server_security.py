@@ -162,7 +162,8 @@ def test_bodies_are_capped_and_json(c):
 def test_pages_carry_the_token_and_a_strict_csp(c):
     r = c.get("/")
     assert r.status_code == 200
-    assert re.search(r'<head><meta name="agentloop-token" content="[^"]+"><meta charset', r.text)
+    assert re.search(r'<head><meta name="agentloop-token" content="[^"]+"><meta name="agentloop-api" '
+                     r'content="[^"]+"><meta charset', r.text)
     csp = r.headers["content-security-policy"]
     digest = base64.b64encode(hashlib.sha256(INLINE.encode()).digest()).decode()
     assert "script-src 'self' " in csp and f"'sha256-{digest}'" in csp and "'unsafe-inline'" not in csp.split(";")[1]

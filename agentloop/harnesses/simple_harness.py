@@ -5,7 +5,7 @@ reply without a tool call is the final answer; a tool call is validated against 
 reader for approval, run, and its result appended, and the loop goes round again. Every stage sends an event
 (events.py), which is all the book's panels and the terminal ever see.
 
-Left out here: attachments (their chapter adds them), MTP, and pi's loop (pi_harness.py).
+Left out here: attachments (their chapter adds them) and pi's loop (a harness of its own, not written yet).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from agentloop import events
 from agentloop.model_backends import Backend
 from agentloop.model_families import Sampling
-from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, validate
+from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, validate
 
 SYSTEM_WITH_TOOLS = ("You are a helpful assistant. When a question needs computing, counting, converting or reading a "
                      "file, call a tool, then answer with its result. The conversation's files are in /data.")
@@ -50,6 +50,16 @@ class RunSettings:
     @property
     def sampling(self) -> Sampling:
         return Sampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens, self.mtp)
+
+
+def run_settings(recommended: Sampling, **given) -> RunSettings:
+    """A run's settings, the one merge every caller uses (the terminal, the demo server, its stage endpoints,
+    the evaluation): RunSettings' defaults, then the checkpoint's recommended sampling, then what was given (a
+    field given as None is left to the two before). An unknown tool name fails here, before anything runs."""
+    settings = RunSettings(temperature=recommended.temperature, top_p=recommended.top_p,
+                           top_k=recommended.top_k)
+    settings = replace(settings, **{name: value for name, value in given.items() if value is not None})
+    return replace(settings, tools=tuple(select(settings.tools)))
 
 
 class SimpleHarness:

@@ -144,9 +144,7 @@ class SimpleBackend:
 
         # [quote:prefill]
         with torch.inference_mode():
-            # Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh.
-            if hasattr(self.model.model, "rope_deltas"):
-                self.model.model.rope_deltas = None
+            fresh_positions(self.model)
             start = time.perf_counter()
             out = self._forward(ids, None, hidden=drafting)
             yield {"type": "prefill", "n_tokens": len(prompt.ids), "ms": round((time.perf_counter() - start) * 1000, 1)}
@@ -264,3 +262,9 @@ def _malloc_trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def fresh_positions(model) -> None:
+    """Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh."""
+    if hasattr(model.model, "rope_deltas"):
+        model.model.rope_deltas = None

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
-from agentloop.model_backends.simple_backend import SimpleBackend
+from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
 from agentloop.tools import TOOLS
 from agentloop.training.conversations import Task, conversation, task
 
@@ -100,8 +100,7 @@ def batch(backend, rng, size: int, prefix: str, thinking: bool, pad_id: int,
 def prefix_cache(model, prefix_ids: torch.Tensor, size: int):
     """The model's cache after the shared prefix, computed once (no gradient) and copied for every row. Every
     conversation starts with the same system prompt, most of its tokens; this way training pays for it once."""
-    if hasattr(model.model, "rope_deltas"):
-        model.model.rope_deltas = None
+    fresh_positions(model)
     with torch.no_grad():
         cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
     for layer in cache.layers:  # Gated DeltaNet's states sit in dicts, attention's keys and values in tensors
