@@ -9,7 +9,12 @@ import threading
 from pathlib import Path
 
 from agentloop import paths
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors, run_settings
+from agentloop.harnesses.simple_harness import (
+    RunSettings,
+    SimpleHarness,
+    run_reporting_errors,
+    run_settings,
+)
 from agentloop.model_families import Sampling
 
 

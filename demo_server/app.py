@@ -33,9 +33,24 @@ from demo_server.errors import ApiError, error_response
 from demo_server.guard import MAX_BODY, TOKEN_HEADER, Guard, allowed_hosts
 from demo_server.model import CurrentModel
 from demo_server.runs import ORPHAN_S
-from demo_server.schemas import (Decision, Empty, ErrorBody, LoadRequest, LoadStarted, ModelMenu, NextToken,
-                                 NextTokenRequest, Ok, RenderRequest, Rendered, RunRequest, RunStarted, Status,
-                                 TokenizeRequest, Tokenized)
+from demo_server.schemas import (
+    Decision,
+    Empty,
+    ErrorBody,
+    LoadRequest,
+    LoadStarted,
+    ModelMenu,
+    NextToken,
+    NextTokenRequest,
+    Ok,
+    Rendered,
+    RenderRequest,
+    RunRequest,
+    RunStarted,
+    Status,
+    Tokenized,
+    TokenizeRequest,
+)
 
 DESCRIPTION = f"""
 The API behind the book's live panels. Everything is on the page's own origin.

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Iterator
 
 from agentloop import paths
 from agentloop.harnesses.simple_harness import run_settings
@@ -117,7 +117,9 @@ class CurrentModel:
                 raise ApiError(409, "No model is loaded: pick one in the model menu (POST /api/models/load).",
                                "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。", self.error)
             settings = run_settings(self.backend.sampling_defaults, **settings_given)
-            llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock, forced)
+            for text in forced or []:  # no run is using the model: the queue is this run's alone
+                self.backend.force(text)
+            llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
             run = Run(llm, question, settings, self._run_ended, self.orphan_s)
             self.run = run
             self.runs[run.id] = run
@@ -130,6 +132,7 @@ class CurrentModel:
         with self._lock:
             if self.run is run:
                 self.run = None
+                self.backend.clear_forced()  # what the run did not reach is not the next run's
 
     def _refuse_if_busy(self, what_en: str, what_zh: str) -> None:
         if self.loading:

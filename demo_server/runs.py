@@ -1,8 +1,8 @@
 """A run: SimpleHarness in a worker thread, its events kept in an EventLog for every reader.
 
-The run's model is the shared one (current.py), seen through RunModel: its generate() holds the model lock for the
-whole generation, so nothing else runs a forward pass on the same weights meanwhile, and continuations forced
-for this run (tests, the book's recordings) are handed to the backend just before the generation they replace.
+The run's model is the shared one (model.py), seen through RunModel: its generate() holds the model lock for the
+whole generation, so nothing else runs a forward pass on the same weights meanwhile. Continuations forced for a
+run (tests, the book's recordings) wait in the backend's own queue (SimpleBackend.force), one per generation.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import shutil
 import tempfile
 import threading
 import time
-from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.stream import EventLog
@@ -26,12 +25,10 @@ ORPHAN_S = 15.0
 class RunModel:
     """The backend as one run sees it: the same object, with generate() serialised and model_id the menu's name."""
 
-    def __init__(self, backend, name: str, model_lock: threading.Lock, text_lock: threading.Lock,
-                 forced: list[str] | None = None):
+    def __init__(self, backend, name: str, model_lock: threading.Lock, text_lock: threading.Lock):
         self._backend = backend
         self._model_lock = model_lock
         self._text_lock = text_lock
-        self._forced = deque(forced or [])
         self.model_id = name
 
     def __getattr__(self, attr):
@@ -47,8 +44,6 @@ class RunModel:
 
     def generate(self, prompt, sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
         with self._model_lock:
-            if self._forced:
-                self._backend.force(self._forced.popleft())
             yield from self._backend.generate(prompt, sampling, should_stop)
 
 

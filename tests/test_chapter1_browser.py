@@ -12,9 +12,10 @@ import pytest
 
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
+from tests.conftest import CHROMIUM, build_book
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM, build_book
+
 ARTIFACTS = ROOT / "test-artifacts"
 QUESTION = "What is 48213 * 9127?"
 

@@ -15,11 +15,11 @@ from agentloop.paths import DEFAULT_MODEL
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from demo_server.menu import model_menu
-from tests.conftest import TINY
+from tests.conftest import CHROMIUM, TINY, build_book
+from tests.stand_in import TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM, build_book
-from tests.stand_in import TOKEN, StandIn, serve
+
 FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
     "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
     "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"

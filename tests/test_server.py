@@ -16,16 +16,16 @@ import pytest
 
 from agentloop import events
 from agentloop.model_backends import model_folder
+from agentloop.model_families import FAMILIES
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from tests.conftest import TINY
 from tests.fake_hub import ORG, UNSUPPORTED
 
-FORCED = {
-    "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
-                "</tool_call><|im_end|>", "The answer is 18446744073709551616.<|im_end|>"],
-    "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>',
-               "The answer is 18446744073709551616.<turn|>"],
+FORCED = {  # step 1 a run_python call, step 2 the answer, each ending with the family's stop token
+    key: [family.write_call("run_python", {"code": "print(2**64)"}),
+          "The answer is 18446744073709551616." + family.stop_pieces[0]]
+    for key, family in FAMILIES.items()
 }
 SETTINGS = {"max_new_tokens": 64, "max_steps": 3, "temperature": 0, "tools": ["run_python"]}
 ORPHAN_S = 2.0

@@ -21,9 +21,8 @@ from agentloop.paths import ROOT
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from demo_server.guard import bind_warning
-from tests.conftest import TINY
+from tests.conftest import CHROMIUM, TINY, build_book
 
-from tests.conftest import CHROMIUM, build_book
 INLINE = "document.documentElement.dataset.inline = 'ran';"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Test book</title>
 <script>{INLINE}</script><script id="__config" type="application/json">{{"a": 1}}</script></head>

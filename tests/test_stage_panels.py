@@ -45,7 +45,7 @@ def replay_paths(html: str, stage: str) -> list[str]:
 
 def current_with(backend):
     """The demo server's one-model holder, with this backend loaded, for its stage functions."""
-    from demo_server.current import CurrentModel
+    from demo_server.model import CurrentModel
 
     current = CurrentModel(device="cpu")
     current.backend = backend
@@ -303,7 +303,7 @@ def test_a_missing_recording_is_named_and_the_rest_still_shows(served, page):
     paths = replay_paths(html, "specs")
     assert len(paths) == 2
     present, gone = paths
-    from demo_server.current import model_specs
+    from demo_server.menu import model_specs
     from tests.conftest import tiny_backend
 
     backend = tiny_backend("qwen3_5")

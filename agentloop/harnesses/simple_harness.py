@@ -16,9 +16,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from agentloop import events
 from agentloop.model_backends import Backend

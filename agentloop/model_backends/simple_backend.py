@@ -14,8 +14,8 @@ import gc
 import json
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import torch
 from transformers import AutoModelForMultimodalLM, AutoTokenizer
@@ -111,6 +111,10 @@ class SimpleBackend:
         """Make the next generate() write `text` instead of sampling, while still reporting what the model thought
         of every token. For tests and for the book's "what the model thought of this answer"."""
         self._forced.append(self.tokenizer(text, add_special_tokens=False).input_ids)
+
+    def clear_forced(self) -> None:
+        """Forget the forced continuations no generate() has used (a run that ended before it reached them)."""
+        self._forced.clear()
 
     def drafter_id(self) -> str | None:
         """The MTP drafter's checkpoint, beside the model's (Gemma 4: `<model>-assistant`); None: the family has none."""
