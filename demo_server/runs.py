@@ -54,12 +54,9 @@ class Run:
         self.files = Path(tempfile.mkdtemp(prefix="agentloop-run-"))  # the conversation's folder, seen as /data
         self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
-        self.pending: set[str] = set()  # call ids whose permission is asked and not yet answered
-        self.waiting_since: float | None = None
         self._on_end = on_end
         self._orphan_s = orphan_s
         self._ended = threading.Event()
-        self._lock = threading.Lock()
 
     @property
     def ended(self) -> bool:
@@ -71,23 +68,12 @@ class Run:
 
     def decide(self, call_id: str, approve: bool) -> bool:
         """Pass the reader's answer on; False when no permission with this call id is waiting."""
-        with self._lock:
-            if call_id not in self.pending:
-                return False
-            self.pending.discard(call_id)
-        self.harness.decide(call_id, approve)
-        return True
+        return self.harness.decide(call_id, approve)
 
     def stop(self) -> None:
         self.harness.stop()
 
     def _emit(self, event: dict) -> None:
-        with self._lock:
-            if event["type"] == "permission":
-                self.pending.add(event["call_id"])
-                self.waiting_since = time.monotonic()
-            elif event["type"] == "decision":
-                self.pending.discard(event["call_id"])
         if event["type"] == "run_end":
             self._finish()  # the model is free before any reader sees run_end
         self.log.append(event)
@@ -107,9 +93,10 @@ class Run:
     def _watch(self) -> None:
         """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s."""
         while not self._ended.wait(1.0 if self._orphan_s >= 2 else self._orphan_s / 2):
-            with self._lock:
-                waiting = bool(self.pending) and self.waiting_since is not None
-                since = max(self.waiting_since or 0.0, self.log.idle_since)
-            if waiting and self.log.readers == 0 and time.monotonic() - since > self._orphan_s:
+            waiting_since = self.harness.waiting_since
+            if waiting_since is None:
+                continue
+            since = max(waiting_since, self.log.idle_since)
+            if self.log.readers == 0 and time.monotonic() - since > self._orphan_s:
                 self.harness.stop()
                 return

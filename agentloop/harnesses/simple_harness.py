@@ -77,6 +77,9 @@ class SimpleHarness:
         self._stop = threading.Event()
         self._decisions: dict[str, bool] = {}
         self._decided = threading.Condition()
+        # The call whose permission is asked and not yet answered, and since when: the one record of it.
+        self.waiting_for: str | None = None
+        self.waiting_since: float | None = None
 
     def run(self) -> None:
         # [quote:start]
@@ -179,11 +182,16 @@ class SimpleHarness:
 
     # -- the reader's side ------------------------------------------------------------------------------------------
 
-    def decide(self, call_id: str, approve: bool) -> None:
-        """The reader's answer to a permission event (from another thread)."""
+    def decide(self, call_id: str, approve: bool) -> bool:
+        """The reader's answer to a permission event (from another thread); False, and nothing decided, when the
+        loop is not waiting for that call."""
         with self._decided:
+            if call_id != self.waiting_for:
+                return False
+            self.waiting_for = self.waiting_since = None  # one answer per call
             self._decisions[call_id] = approve
             self._decided.notify_all()
+        return True
 
     def stop(self) -> None:
         """End the run from another thread: generation stops before its next token, a wait for permission at once."""
@@ -213,6 +221,8 @@ class SimpleHarness:
 
     def _ask(self, step: int, call_id: str) -> bool | None:
         """Send `permission` and wait for the reader's decision; None if the run is stopped meanwhile."""
+        if not self.settings.auto_approve:
+            self._waiting(call_id)  # before the event: a reader may answer as soon as it sees it
         self.emit("permission", step=step, call_id=call_id)
         if self.settings.auto_approve:
             approved, by = True, "auto"
@@ -220,11 +230,17 @@ class SimpleHarness:
             with self._decided:  # woken by decide() or stop(), or when the time limit runs out
                 self._decided.wait_for(lambda: call_id in self._decisions or self._should_stop(),
                                        timeout=self._time_left())
+            self._waiting(None)
             if call_id not in self._decisions:
                 return None
             approved, by = self._decisions[call_id], "reader"
         self.emit("decision", step=step, call_id=call_id, approved=approved, by=by)
         return approved
+
+    def _waiting(self, call_id: str | None) -> None:
+        with self._decided:
+            self.waiting_for = call_id
+            self.waiting_since = time.monotonic() if call_id else None
 
     def _run_tool(self, tool: Tool, args: dict) -> ToolOutput:
         try:
