@@ -19,7 +19,7 @@ from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
 from tests.conftest import CHROMIUM, build_book
-from tests.stand_in import TOKEN, StandIn, serve
+from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
     "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
     "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
@@ -93,6 +93,15 @@ def test_the_api_sends_the_descriptions(book):
     first, *_ = answer["models"]
     assert first["default"] is True and first["id"] == Path(default_model()).name
     assert all(set(m["description"]) == {"en", "zh"} for m in answer["models"])
+
+
+def test_the_stand_in_plays_routes_the_real_server_has(book):
+    """Each route tests/stand_in.py puts in its pages' agentloop-api meta is one the real server has: the same
+    endpoint name, method and path template, so the panels ask the stand-in what they would ask the server."""
+    app = book.server.config.app
+    real = {r.name: [method, r.path] for r in app.routes if r.path.startswith("/api/")
+            for method in sorted(getattr(r, "methods", None) or ()) if method != "HEAD"}
+    assert {name: real.get(name) for name in ROUTES} == ROUTES
 
 
 def test_pick_load_and_every_tab_follows(book, browser):
