@@ -1,12 +1,14 @@
-/* api.js: the one way the panels reach the demo server. It reads the two meta tags the server puts in every
-   page it serves (docs/assets/README-panel.md, "The page's contract"): the token sent back on each POST, and
-   the table of API routes, {route_name: [METHOD, path_template]}, built by the server from its own routes.
-   No other file holds a path of the API. A page without the table is the static book: it replays only, and
-   nothing here sends a request to /api. Leaves out: retries, and any path the server did not list. */
+/* api.js: the one way the panels reach the demo server. It reads the two meta tags the server puts
+   in every page it serves (docs/assets/README-panel.md): the token sent back on each POST, and the
+   table of API routes, {route_name: [METHOD, path_template]}, built by the server from its own
+   routes. No other file holds a path of the API. A page without the table is the static book: it
+   replays only, and nothing here sends a request to /api. Leaves out: retries, and any path the
+   server did not list. */
 
 export const TOKEN_HEADER = "X-Agentloop-Token"; // required on every POST
 const TOKEN_META = "agentloop-token"; // <meta name="agentloop-token" content="...">
-const API_META = "agentloop-api"; // <meta name="agentloop-api" content='{"status": ["GET", "/api/status"]}'>
+// <meta name="agentloop-api" content='{"status": ["GET", "/api/status"], ...}'>
+const API_META = "agentloop-api";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 export const MAKE_LIVE_URL = "http://127.0.0.1:8000/"; // where `make serve` puts the demo server
 
@@ -19,7 +21,8 @@ export function pageToken() {
   return metaContent(TOKEN_META);
 }
 
-// The route table, or null on a static page (no meta, or one that is not an object of [method, path] pairs).
+// The route table, or null on a static page (no meta, or one that is not an object of [method,
+// path] pairs).
 function routes() {
   const text = metaContent(API_META);
   if (!text) return null;
@@ -31,17 +34,21 @@ function routes() {
   }
 }
 
-// The path of a named route, its {placeholders} filled from params; an Error names a route the server lacks.
+// The path of a named route, its {placeholders} filled from params; an Error names a route the
+// server lacks.
 export function url(name, params) {
   const table = routes();
   const route = table && table[name];
   if (!Array.isArray(route) || typeof route[1] !== "string") {
     throw new Error(`The demo server lists no API route named ${JSON.stringify(name)}.`);
   }
-  return route[1].replace(/\{(\w+)(?::\w+)?\}/g, (_, key) => encodeURIComponent(String((params || {})[key])));
+  return route[1].replace(/\{(\w+)(?::\w+)?\}/g, (_, key) =>
+    encodeURIComponent(String((params || {})[key])),
+  );
 }
 
-// One Server-Sent Event's data as an event object; null for anything else (a broken line is skipped).
+// One Server-Sent Event's data as an event object; null for anything else (a broken line is
+// skipped).
 export function parseEvent(data) {
   try {
     const ev = JSON.parse(data);
@@ -55,12 +62,16 @@ export function errorEvent(en, zh) {
   return { type: "error", message: { en, zh: zh || en } };
 }
 
-// An Error for a refused request, carrying the server's `error` event: {type: "error", message: {en, zh}}.
+// An Error for a refused request, carrying the server's `error` event: {type: "error", message:
+// {en, zh}}.
 function refusal(status, data) {
-  const message = data && data.message && data.message.en ? data.message : {
-    en: `The demo server refused the request (HTTP ${status}).`,
-    zh: `示範伺服器拒絕了這個請求（HTTP ${status}）。`,
-  };
+  const message =
+    data && data.message && data.message.en
+      ? data.message
+      : {
+          en: `The demo server refused the request (HTTP ${status}).`,
+          zh: `示範伺服器拒絕了這個請求（HTTP ${status}）。`,
+        };
   const err = new Error(message.en);
   err.status = status;
   err.event = { type: "error", message, detail: data && data.detail };
@@ -82,22 +93,26 @@ export async function postJSON(name, params, body) {
   const token = pageToken();
   if (token) headers[TOKEN_HEADER] = token;
   const r = await fetch(url(name, params), {
-    method: "POST", headers, body: JSON.stringify(body || {}), cache: "no-store",
+    method: "POST",
+    headers,
+    body: JSON.stringify(body || {}),
+    cache: "no-store",
   });
   const data = await r.json().catch(() => null);
   if (!r.ok) throw refusal(r.status, data);
   return data || {};
 }
 
-// A named event stream. The caller closes it in onerror: one whose server is gone reconnects for ever.
+// A named event stream. The caller closes it in onerror: one whose server is gone reconnects for
+// ever.
 export function openEvents(name, params) {
   return new EventSource(url(name, params));
 }
 
 let probe = null;
 
-// Live or replay, decided once per page for every panel. Live only where the page carries the route table
-// and the server's status answers; a static page asks nothing.
+// Live or replay, decided once per page for every panel. Live only where the page carries the route
+// table and the server's status answers; a static page asks nothing.
 export function probeServer() {
   if (probe) return probe;
   probe = (async () => {

@@ -1,5 +1,6 @@
-/* dom.js: small DOM helpers and the formatters every panel uses. Text always goes in through textContent,
-   never as HTML. Leaves out: templates, and any state (nothing here remembers anything between calls). */
+/* dom.js: small DOM helpers and the formatters every panel uses. Text always goes in through
+   textContent, never as HTML. Leaves out: templates, and any state (nothing here remembers anything
+   between calls). */
 
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -101,4 +102,25 @@ export function fmtCount(n) {
   if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
   if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
   return String(n);
+}
+
+// A panel's top line: a badge (replay or live) and a status line saying what the panel is doing.
+export function statusBar(prefix, badgeClass) {
+  const bar = el("div", `${prefix}-bar`);
+  const badge = el("span", badgeClass, "…");
+  const status = el("span", `${prefix}-status`, "Looking for the demo server…");
+  bar.append(badge, status);
+  return { bar, badge, status };
+}
+
+// Run init on this page and on every later one: Material's instant navigation swaps pages without
+// reloading scripts and announces each new page through its document$.
+export function onEveryPage(init) {
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(() => init());
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
 }

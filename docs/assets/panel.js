@@ -1,7 +1,8 @@
-/* panel.js: the loop panels. Each <div class="agentloop-panel"> becomes a panel that replays a recorded run
-   or, on a page the demo server served, runs the loop live: its question form, its run's event stream, the
-   model menu and a load's progress. It draws through render.js, asks the server through api.js, and shares
-   the server's status with the other panels through status.js. Leaves out: the stage panels (stages.js).
+/* panel.js: the loop panels. Each <div class="agentloop-panel"> becomes a panel that replays a
+   recorded run or, on a page the demo server served, runs the loop live: its question form, its
+   run's event stream, the model menu and a load's progress. It draws through render.js, asks the
+   server through api.js, and shares the server's status with the other panels through status.js.
+   Leaves out: the stage panels (stages.js).
 
    A chapter embeds:  <div class="agentloop-panel" data-replay="runs/chapter1.jsonl" data-mode="loop"></div>
    Attributes (all optional but data-replay):
@@ -14,14 +15,22 @@
    The API the live mode expects from the demo server is in docs/assets/README-panel.md. */
 
 import {
-  errorEvent, MAKE_LIVE_URL, openEvents, pageToken, parseEvent, postJSON, probeServer, url,
+  errorEvent,
+  MAKE_LIVE_URL,
+  openEvents,
+  pageToken,
+  parseEvent,
+  postJSON,
+  probeServer,
+  url,
 } from "./api.js";
-import { asText, el, fmtBytes, fmtCount, kv } from "./dom.js";
+import { asText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
 import { hidePopover, Renderer, wireTokens } from "./render.js";
 import { serverStatus } from "./status.js";
 
-// Settings the live form sends, as the harness names them. Empty number fields are left out, so the server
-// uses its own defaults (the family's recommended sampling) rather than numbers made up here.
+// Settings the live form sends, as the harness names them. Empty number fields are left out, so the
+// server uses its own defaults (the family's recommended sampling) rather than numbers made up
+// here.
 const SETTINGS = [
   { key: "max_steps", label: "Max steps", type: "int" },
   { key: "max_new_tokens", label: "Max tokens per step", type: "int" },
@@ -34,8 +43,8 @@ const SETTINGS = [
   { key: "mtp", label: "MTP (Gemma 4: a drafter guesses)", type: "bool", fallback: false },
 ];
 
-// Replay pacing at 1x. Tokens take their step's real decode time per token, prefill and tool results their
-// own ms; these are the fallbacks when a recording has no timing for an event.
+// Replay pacing at 1x. Tokens take their step's real decode time per token, prefill and tool
+// results their own ms; these are the fallbacks when a recording has no timing for an event.
 const PACE = { token: 20, decision: 600, other: 150, max: 1500 };
 
 const KIND_LABEL = { tiny: "tiny, random weights", trained: "tiny, trained toy", real: "real" };
@@ -60,9 +69,13 @@ function loadText(load, short) {
   const ev = load.event || {};
   const model = load.model || "the model";
   if (ev.type === "download") {
-    const pct = ev.bytes_total > 0 ? Math.floor((100 * (ev.bytes_done || 0)) / ev.bytes_total) : null;
+    const pct =
+      ev.bytes_total > 0 ? Math.floor((100 * (ev.bytes_done || 0)) / ev.bytes_total) : null;
     if (short) return `downloading ${model}… ${pct === null ? "" : pct + "%"}`.trim();
-    const bytes = ev.bytes_total > 0 ? `${fmtBytes(ev.bytes_done || 0)} of ${fmtBytes(ev.bytes_total)}` : "starting";
+    const bytes =
+      ev.bytes_total > 0
+        ? `${fmtBytes(ev.bytes_done || 0)} of ${fmtBytes(ev.bytes_total)}`
+        : "starting";
     const files = ev.files_total > 0 ? `, file ${ev.files_done || 0} of ${ev.files_total}` : "";
     return `Downloading ${model} from the Hugging Face Hub: ${bytes}${files}.`;
   }
@@ -103,13 +116,20 @@ class Panel {
     this.timer = 0;
     this.source = null;
     this.runId = null;
-    const show = (root.dataset.show || "").split(",").map((s) => s.trim()).filter(Boolean);
-    root.classList.add("al-panel", `al-mode-${(root.dataset.mode || "loop").replace(/[^a-z_-]/gi, "")}`);
+    const show = (root.dataset.show || "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+    root.classList.add(
+      "al-panel",
+      `al-mode-${(root.dataset.mode || "loop").replace(/[^a-z_-]/gi, "")}`,
+    );
     root.replaceChildren();
-    this.bar = el("div", "al-bar");
-    this.badge = el("span", "al-badge al-mode", "…");
-    this.status = el("span", "al-status", "Looking for the demo server…");
-    this.bar.append(this.badge, this.status);
+    ({
+      bar: this.bar,
+      badge: this.badge,
+      status: this.status,
+    } = statusBar("al", "al-badge al-mode"));
     this.controls = el("div", "al-controls");
     this.note = el("div", "al-note");
     this.view = el("div", "al-view");
@@ -160,14 +180,22 @@ class Panel {
       this.status.textContent = "Opened from a file.";
       this.note.append(
         "A browser does not let a page opened from a file read its recorded run. Serve the built book instead: ",
-        el("code", null, "python3 -m http.server -d site 8000"), ", or ", el("code", null, "make serve"),
-        ", then open ", el("code", null, MAKE_LIVE_URL), ".");
+        el("code", null, "python3 -m http.server -d site 8000"),
+        ", or ",
+        el("code", null, "make serve"),
+        ", then open ",
+        el("code", null, MAKE_LIVE_URL),
+        ".",
+      );
       return;
     }
     this.note.append(
-      "This is a recorded run. To run it live on your machine: ", el("code", null, "make serve"),
-      ", then open ", el("code", null, MAKE_LIVE_URL),
-      found.published ? " (the published book always replays)." : "");
+      "This is a recorded run. To run it live on your machine: ",
+      el("code", null, "make serve"),
+      ", then open ",
+      el("code", null, MAKE_LIVE_URL),
+      found.published ? " (the published book always replays)." : "",
+    );
     const url = this.replayURL();
     if (!url) {
       this.status.textContent = "This panel names no recorded run (data-replay).";
@@ -223,7 +251,13 @@ class Panel {
     for (const b of [play, step, restart, all]) b.type = "button";
     const speed = el("select", "al-speed");
     speed.setAttribute("aria-label", "Replay speed");
-    for (const [v, label] of [["0.5", "0.5×"], ["1", "1× (recorded pace)"], ["2", "2×"], ["5", "5×"], ["20", "20×"]]) {
+    for (const [v, label] of [
+      ["0.5", "0.5×"],
+      ["1", "1× (recorded pace)"],
+      ["2", "2×"],
+      ["5", "5×"],
+      ["20", "20×"],
+    ]) {
       const o = el("option", null, label);
       o.value = v;
       if (v === "1") o.selected = true;
@@ -251,7 +285,8 @@ class Panel {
     let ms;
     if (!ev) return 0;
     if (ev.type === "token") ms = this.tokenMs.get(ev.step) ?? PACE.token;
-    else if (ev.type === "prefill" || ev.type === "tool_result") ms = typeof ev.ms === "number" ? ev.ms : PACE.other;
+    else if (ev.type === "prefill" || ev.type === "tool_result")
+      ms = typeof ev.ms === "number" ? ev.ms : PACE.other;
     else if (ev.type === "decision") ms = PACE.decision;
     else ms = PACE.other;
     return Math.min(PACE.max, Math.max(0, ms)) / this.speed;
@@ -259,7 +294,8 @@ class Panel {
 
   updateStatus() {
     const n = this.events.length;
-    const state = this.pos >= n ? "finished" : this.playing ? "playing" : this.pos ? "paused" : "ready";
+    const state =
+      this.pos >= n ? "finished" : this.playing ? "playing" : this.pos ? "paused" : "ready";
     this.status.textContent = `Recorded run: event ${this.pos} of ${n} (${state}).`;
     if (this.playBtn) this.playBtn.textContent = this.playing ? "Pause" : "Play";
   }
@@ -332,7 +368,9 @@ class Panel {
     this.badge.textContent = "live";
     this.note.replaceChildren();
     if (!pageToken()) {
-      this.note.append("This page carries no agentloop-token, so the server may refuse to start a run; open the book from the demo server's own address.");
+      this.note.append(
+        "This page carries no agentloop-token, so the server may refuse to start a run; open the book from the demo server's own address.",
+      );
     }
     const defaults = status.defaults && typeof status.defaults === "object" ? status.defaults : {};
     const form = el("form", "al-form");
@@ -383,14 +421,17 @@ class Panel {
       for (const s of SETTINGS) {
         const input = inputs[s.key];
         if (s.type === "bool") settings[s.key] = input.checked;
-        else if (input.value !== "") settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
+        else if (input.value !== "")
+          settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
       }
       this.startRun(q.value.trim(), settings, run, stop);
     });
     stop.addEventListener("click", () => {
       if (!this.runId) return;
       stop.disabled = true;
-      postJSON("stop", { run_id: this.runId }, {}).catch((err) => this.renderer.push(err.event || errorEvent(String(err))));
+      postJSON("stop", { run_id: this.runId }, {}).catch((err) =>
+        this.renderer.push(err.event || errorEvent(String(err))),
+      );
     });
     replay.addEventListener("click", () => {
       this.closeStream();
@@ -435,7 +476,19 @@ class Panel {
     msg.setAttribute("aria-live", "polite");
     body.append(row, desc, progress, msg);
     details.append(summary, body);
-    const menu = { details, summary, name, select, load, desc, progress, bar, progressText, msg, entries: [] };
+    const menu = {
+      details,
+      summary,
+      name,
+      select,
+      load,
+      desc,
+      progress,
+      bar,
+      progressText,
+      msg,
+      entries: [],
+    };
     details.addEventListener("toggle", () => {
       if (details.open) this.fillMenu(false);
     });
@@ -458,7 +511,13 @@ class Panel {
       menu.entries = [];
       menu.select.replaceChildren(el("option", null, "(the model menu is not available)"));
       menu.select.disabled = true;
-      menu.desc.replaceChildren(el("div", "al-model-desc-en", `GET ${url("models")} did not answer: ${err.message || err}.`));
+      menu.desc.replaceChildren(
+        el(
+          "div",
+          "al-model-desc-en",
+          `GET ${url("models")} did not answer: ${err.message || err}.`,
+        ),
+      );
       this.updateLoadButton();
       return;
     }
@@ -477,7 +536,8 @@ class Panel {
     }
     menu.select.replaceChildren(...options);
     menu.select.disabled = !options.length;
-    const want = menu.chosen && options.some((o) => o.value === menu.chosen) ? menu.chosen : current;
+    const want =
+      menu.chosen && options.some((o) => o.value === menu.chosen) ? menu.chosen : current;
     if (want) menu.select.value = want;
     this.describe();
     this.updateLoadButton();
@@ -514,7 +574,8 @@ class Panel {
     const s = serverStatus.status || {};
     const chosen = menu.select.value;
     const loading = !!s.loading || !!(serverStatus.load && !serverStatus.load.done);
-    menu.load.disabled = menu.select.disabled || !chosen || loading || (chosen === s.model && !loading);
+    menu.load.disabled =
+      menu.select.disabled || !chosen || loading || (chosen === s.model && !loading);
     menu.load.textContent = loading ? "Loading…" : "Load";
   }
 
@@ -528,27 +589,35 @@ class Panel {
       await serverStatus.loadModel(model);
     } catch (err) {
       if (this.destroyed || this.modelMenu !== menu) return;
-      const ev = err.event || errorEvent(`Could not load ${model}: ${err}`, `無法載入 ${model}：${err}`);
-      const title = err.status === 409 ? `Not now (HTTP 409): ${model} was not loaded.` : `${model} was not loaded.`;
+      const ev =
+        err.event || errorEvent(`Could not load ${model}: ${err}`, `無法載入 ${model}：${err}`);
+      const title =
+        err.status === 409
+          ? `Not now (HTTP 409): ${model} was not loaded.`
+          : `${model} was not loaded.`;
       showMessage(menu.msg, title, ev.message);
       this.updateLoadButton();
     }
   }
 
-  // The server's status, on first sight and after each ask: the status line, the summary, the selected model,
-  // and (when the model changed, here or in another tab) the form's defaults.
+  // The server's status, on first sight and after each ask: the status line, the summary, the
+  // selected model, and (when the model changed, here or in another tab) the form's defaults.
   applyStatus(s, prev) {
     if (this.destroyed || this.mode !== "live" || !this.modelMenu) return;
     const menu = this.modelMenu;
     const who = [s.model, s.family ? `(${s.family})` : null].filter(Boolean).join(" ");
-    const following = serverStatus.load && !serverStatus.load.done ? loadText(serverStatus.load, true) : null;
+    const following =
+      serverStatus.load && !serverStatus.load.done ? loadText(serverStatus.load, true) : null;
     let line;
-    if (following) line = `Live: ${following}`; // the stream's news is the freshest
+    if (following)
+      line = `Live: ${following}`; // the stream's news is the freshest
     else if (s.loading) line = `Live: loading ${s.loading_model || "a model"}…`;
     else if (who) line = `Live: ${who}, on this machine.`;
-    else if (s.ok === false || s.model === null) line = "Live: no model is loaded; pick one in the model menu.";
+    else if (s.ok === false || s.model === null)
+      line = "Live: no model is loaded; pick one in the model menu.";
     else line = "Live: the demo server answers.";
-    menu.name.textContent = following || (s.loading ? `loading ${s.loading_model || "…"}` : who || "none loaded");
+    menu.name.textContent =
+      following || (s.loading ? `loading ${s.loading_model || "…"}` : who || "none loaded");
     if (this.shown !== line) {
       this.status.textContent = line;
       this.shown = line;
@@ -569,7 +638,8 @@ class Panel {
     for (const s of SETTINGS) {
       const input = this.inputs[s.key];
       if (!input) continue;
-      if (s.type === "bool") input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
+      if (s.type === "bool")
+        input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
       else input.value = typeof defaults[s.key] === "number" ? String(defaults[s.key]) : "";
     }
   }
@@ -582,7 +652,8 @@ class Panel {
     this.root.classList.toggle("al-gone", true);
   }
 
-  // The load stream's latest event: a progress bar from download's bytes, "loading…", then ready or error.
+  // The load stream's latest event: a progress bar from download's bytes, "loading…", then ready or
+  // error.
   showLoad(load) {
     const menu = this.modelMenu;
     if (this.destroyed || !menu) return;
@@ -591,7 +662,9 @@ class Panel {
       this.hideProgress();
       if (ev.type === "ready") {
         const took = typeof ev.ms === "number" ? ` in ${(ev.ms / 1000).toFixed(1)} s` : "";
-        menu.msg.replaceChildren(el("div", "al-model-ok", `${load.model} is loaded${took}, for every tab.`));
+        menu.msg.replaceChildren(
+          el("div", "al-model-ok", `${load.model} is loaded${took}, for every tab.`),
+        );
       } else {
         showMessage(menu.msg, `Loading ${load.model || "the model"} failed.`, ev.message);
       }
@@ -628,13 +701,16 @@ class Panel {
     if (!question) return;
     this.closeStream();
     this.renderer.reset();
-    this.renderer.onDecision = (callId, approve) => postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
+    this.renderer.onDecision = (callId, approve) =>
+      postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
     runBtn.disabled = true;
     let started;
     try {
       started = await postJSON("start_run", null, { question, settings });
     } catch (err) {
-      this.renderer.push(err.event || errorEvent(`Could not start the run: ${err}`, `無法開始執行：${err}`));
+      this.renderer.push(
+        err.event || errorEvent(`Could not start the run: ${err}`, `無法開始執行：${err}`),
+      );
       runBtn.disabled = false;
       return;
     }
@@ -660,14 +736,17 @@ class Panel {
       if (this.source !== source) return;
       finish();
       if (!this.renderer.ended) {
-        this.renderer.push(errorEvent("The connection to the demo server was lost.", "與示範伺服器的連線中斷了。"));
+        this.renderer.push(
+          errorEvent("The connection to the demo server was lost.", "與示範伺服器的連線中斷了。"),
+        );
       }
     };
   }
 }
 
-// Start every panel on the page. Material's instant navigation swaps pages without reloading scripts and
-// announces each new page through document$; panels of the page left behind are closed first.
+// Start every panel on the page. Material's instant navigation swaps pages without reloading
+// scripts and announces each new page through document$; panels of the page left behind are closed
+// first.
 
 function initAll() {
   let left = false;
@@ -684,13 +763,7 @@ function initAll() {
   }
 }
 
-if (window.document$ && typeof window.document$.subscribe === "function") {
-  window.document$.subscribe(() => initAll());
-} else if (document.readyState === "loading") {
-  document.addEventListener("DOMContentLoaded", initAll);
-} else {
-  initAll();
-}
+onEveryPage(initAll);
 window.addEventListener("pagehide", () => {
   for (const p of Array.from(panels)) p.closeStream();
   serverStatus.stop();

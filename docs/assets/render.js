@@ -1,7 +1,7 @@
-/* render.js: draws a run's events (the vocabulary in agentloop/events.py) into an element: the Renderer,
-   the shared token popover, and the keyboard and pointer inspection of tokens. It knows nothing of where the
-   events come from (a recording or the demo server). Leaves out: layout reads while drawing, and HTML from
-   event text (everything goes in through textContent). */
+/* render.js: draws a run's events (the vocabulary in agentloop/events.py) into an element: the
+   Renderer, the shared token popover, and the keyboard and pointer inspection of tokens. It knows
+   nothing of where the events come from (a recording or the demo server). Leaves out: layout reads
+   while drawing, and HTML from event text (everything goes in through textContent). */
 
 import { asText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
 
@@ -42,7 +42,10 @@ function fillPopover(box, ev) {
   row(facts, ["logprob", typeof ev.logprob === "number" ? ev.logprob.toFixed(3) : "—"]);
   row(facts, ["rank", fmtNum(ev.rank)]);
   row(facts, ["p_sampled", fmtP(ev.p_sampled)]);
-  row(facts, ["kept", ev.kept === null || ev.kept === undefined ? "—" : `${fmtNum(ev.kept)} candidates`]);
+  row(facts, [
+    "kept",
+    ev.kept === null || ev.kept === undefined ? "—" : `${fmtNum(ev.kept)} candidates`,
+  ]);
   box.append(facts);
   const top = Array.isArray(ev.top) ? ev.top : [];
   if (top.length) {
@@ -50,8 +53,11 @@ function fillPopover(box, ev) {
     const t = el("table", "al-pop-top");
     row(t, ["", "piece", "p", "kept"], "al-pop-th");
     top.forEach((c, i) => {
-      row(t, [String(i + 1), showPiece(c.piece), fmtP(c.p), c.kept ? "yes" : "no"],
-        c.id === ev.id ? "al-chosen" : null);
+      row(
+        t,
+        [String(i + 1), showPiece(c.piece), fmtP(c.p), c.kept ? "yes" : "no"],
+        c.id === ev.id ? "al-chosen" : null,
+      );
     });
     box.append(t);
   }
@@ -83,8 +89,8 @@ export function hidePopover() {
   popoverFor = null;
 }
 
-// The renderer: one per panel. push() queues events; they are drawn together at the next animation frame,
-// tokens appended through DocumentFragments, nothing read back from layout while drawing.
+// The renderer: one per panel. push() queues events; they are drawn together at the next animation
+// frame, tokens appended through DocumentFragments, nothing read back from layout while drawing.
 
 export class Renderer {
   constructor(root, options) {
@@ -144,7 +150,12 @@ export class Renderer {
       try {
         this.draw(ev, open);
       } catch (err) {
-        this.drawError({ message: { en: `Cannot draw a ${ev.type} event: ${err}`, zh: `無法顯示 ${ev.type} 事件：${err}` } });
+        this.drawError({
+          message: {
+            en: `Cannot draw a ${ev.type} event: ${err}`,
+            zh: `無法顯示 ${ev.type} 事件：${err}`,
+          },
+        });
       }
     }
     for (const st of open) this.commit(st);
@@ -152,20 +163,34 @@ export class Renderer {
 
   draw(ev, open) {
     switch (ev.type) {
-      case "run_start": return this.drawRunStart(ev);
-      case "step_start": return this.step(ev.step, ev);
-      case "context": return this.drawContext(ev);
-      case "request": return this.drawRequest(ev);
-      case "prefill": return this.drawPrefill(ev);
-      case "token": return this.drawToken(ev, open);
-      case "delta": return this.drawDelta(ev, open);
-      case "model_end": return this.drawModelEnd(ev, open);
-      case "tool_call": return this.drawToolCall(ev);
-      case "permission": return this.drawPermission(ev);
-      case "decision": return this.drawDecision(ev);
-      case "tool_result": return this.drawToolResult(ev);
-      case "run_end": return this.drawRunEnd(ev);
-      case "error": return this.drawError(ev);
+      case "run_start":
+        return this.drawRunStart(ev);
+      case "step_start":
+        return this.step(ev.step, ev);
+      case "context":
+        return this.drawContext(ev);
+      case "request":
+        return this.drawRequest(ev);
+      case "prefill":
+        return this.drawPrefill(ev);
+      case "token":
+        return this.drawToken(ev, open);
+      case "delta":
+        return this.drawDelta(ev, open);
+      case "model_end":
+        return this.drawModelEnd(ev, open);
+      case "tool_call":
+        return this.drawToolCall(ev);
+      case "permission":
+        return this.drawPermission(ev);
+      case "decision":
+        return this.drawDecision(ev);
+      case "tool_result":
+        return this.drawToolResult(ev);
+      case "run_end":
+        return this.drawRunEnd(ev);
+      case "error":
+        return this.drawError(ev);
       default: {
         // A type this panel does not know yet: shown as JSON rather than dropped.
         const box = el("div", "al-box al-unknown");
@@ -186,10 +211,20 @@ export class Renderer {
       const body = el("div", "al-step-body");
       card.append(summary, body);
       this.stepsBox.append(card);
-      st = { card, summary, body, stream: null, seg: null, segChannel: null, line: null, spans: [] };
+      st = {
+        card,
+        summary,
+        body,
+        stream: null,
+        seg: null,
+        segChannel: null,
+        line: null,
+        spans: [],
+      };
       this.steps.set(key, st);
     }
-    if (startEvent && startEvent.src) st.summary.append(" ", sourceLink(startEvent.src, this.sourcePattern));
+    if (startEvent && startEvent.src)
+      st.summary.append(" ", sourceLink(startEvent.src, this.sourcePattern));
     return st;
   }
 
@@ -208,11 +243,18 @@ export class Renderer {
     kv(line, "run", ev.run_id);
     this.header.append(line);
     const tools = el("div", "al-run");
-    kv(tools, "tools", Array.isArray(ev.tools) && ev.tools.length ? ev.tools.map((t) => (typeof t === "string" ? t : t.name || JSON.stringify(t))).join(", ") : "none");
+    kv(
+      tools,
+      "tools",
+      Array.isArray(ev.tools) && ev.tools.length
+        ? ev.tools.map((t) => (typeof t === "string" ? t : t.name || JSON.stringify(t))).join(", ")
+        : "none",
+    );
     this.header.append(tools);
     if (ev.settings && typeof ev.settings === "object") {
       const s = el("div", "al-run al-settings");
-      for (const [k, v] of Object.entries(ev.settings)) kv(s, k, typeof v === "object" ? JSON.stringify(v) : String(v));
+      for (const [k, v] of Object.entries(ev.settings))
+        kv(s, k, typeof v === "object" ? JSON.stringify(v) : String(v));
       this.header.append(s);
     }
     if (ev.src) this.header.append(sourceLink(ev.src, this.sourcePattern));
@@ -223,11 +265,30 @@ export class Renderer {
     const s = el("summary", "al-title");
     s.append(el("span", null, "Context"));
     const facts = el("span", "al-facts");
-    kv(facts, "tokens", ev.context_length ? `${fmtNum(ev.n_tokens)} / ${fmtNum(ev.context_length)}` : fmtNum(ev.n_tokens));
+    kv(
+      facts,
+      "tokens",
+      ev.context_length
+        ? `${fmtNum(ev.n_tokens)} / ${fmtNum(ev.context_length)}`
+        : fmtNum(ev.n_tokens),
+    );
     if (ev.roles && typeof ev.roles === "object") {
-      kv(facts, "roles", Object.entries(ev.roles).map(([r, n]) => `${r} ${n}`).join(", "));
+      kv(
+        facts,
+        "roles",
+        Object.entries(ev.roles)
+          .map(([r, n]) => `${r} ${n}`)
+          .join(", "),
+      );
     }
-    if (ev.media_tokens) kv(facts, "media tokens", typeof ev.media_tokens === "object" ? JSON.stringify(ev.media_tokens) : fmtNum(ev.media_tokens));
+    if (ev.media_tokens)
+      kv(
+        facts,
+        "media tokens",
+        typeof ev.media_tokens === "object"
+          ? JSON.stringify(ev.media_tokens)
+          : fmtNum(ev.media_tokens),
+      );
     const prompt = typeof ev.prompt === "string" ? ev.prompt : asText(ev.prompt);
     const from = Math.max(0, Math.min(prompt.length, Number(ev.added_from) || 0));
     kv(facts, "new this step", `${fmtNum(prompt.length - from)} characters`);
@@ -282,7 +343,10 @@ export class Renderer {
     this.legend();
     if (this.legendMarks.has(cls)) return;
     this.legendMarks.add(cls);
-    this.legendBox.insertBefore(el("span", `al-tok ${cls}`, label), this.legendBox.querySelector(".al-hint"));
+    this.legendBox.insertBefore(
+      el("span", `al-tok ${cls}`, label),
+      this.legendBox.querySelector(".al-hint"),
+    );
   }
 
   // The output area of a step: channels as segments, tokens as spans inside them.
@@ -290,7 +354,10 @@ export class Renderer {
     if (!st.stream) {
       st.stream = el("div", "al-stream");
       st.stream.tabIndex = 0;
-      st.stream.setAttribute("aria-label", "Generated tokens. Use the arrow keys to inspect each token.");
+      st.stream.setAttribute(
+        "aria-label",
+        "Generated tokens. Use the arrow keys to inspect each token.",
+      );
       st.stream._alStep = st;
       st.body.append(st.stream);
       this.legend();
@@ -299,9 +366,9 @@ export class Renderer {
   }
 
   // Tokens go into line blocks, one per line of output (a block ends after a token that ends with a
-  // newline). Appending to the last line then lays out that line only, not the whole reply, which keeps a
-  // long live run cheap frame after frame. New lines wait in `pending`, tokens for a line already in the page
-  // in `frag`; commit() puts both in the page once per flush.
+  // newline). Appending to the last line then lays out that line only, not the whole reply, which
+  // keeps a long live run cheap frame after frame. New lines wait in `pending`, tokens for a line
+  // already in the page in `frag`; commit() puts both in the page once per flush.
   segment(st, channel) {
     const ch = channel || "content";
     if (st.seg && st.segChannel === ch) return;
@@ -350,8 +417,8 @@ export class Renderer {
       this.legendMark("al-forced", "forced: written by the harness, scored by the model");
     }
     span.className = cls;
-    // A special token shows its piece; a token that is part of a character split across byte tokens has
-    // no text of its own yet and is drawn as a dot by the CSS.
+    // A special token shows its piece; a token that is part of a character split across byte tokens
+    // has no text of its own yet and is drawn as a dot by the CSS.
     const text = ev.special ? String(ev.piece ?? "") : ev.text || "";
     span.textContent = text;
     span._al = ev;
@@ -384,9 +451,16 @@ export class Renderer {
     kv(line, "decode ms", fmtNum(ev.decode_ms));
     kv(line, "tok/s", fmtNum(ev.tok_per_s));
     if (ev.mtp && typeof ev.mtp === "object") {
-      kv(line, "MTP", Object.entries(ev.mtp).map(([k, v]) => `${k} ${v}`).join(", "));
+      kv(
+        line,
+        "MTP",
+        Object.entries(ev.mtp)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", "),
+      );
       // The figure drafting is for: tokens per forward pass of the model (1.0 without a drafter).
-      if (ev.mtp.forwards > 0) kv(line, "tokens per pass", (ev.n_tokens / ev.mtp.forwards).toFixed(2));
+      if (ev.mtp.forwards > 0)
+        kv(line, "tokens per pass", (ev.n_tokens / ev.mtp.forwards).toFixed(2));
     }
     if (ev.usage) kv(line, "usage", asText(ev.usage).replace(/\s+/g, " "));
     if (ev.raw) {
@@ -419,7 +493,11 @@ export class Renderer {
     const approve = el("button", "al-btn al-approve", "Approve");
     const deny = el("button", "al-btn al-deny", "Deny");
     approve.type = deny.type = "button";
-    const note = el("span", "al-note-inline", this.onDecision ? "The run waits for your decision." : "Waiting for the decision…");
+    const note = el(
+      "span",
+      "al-note-inline",
+      this.onDecision ? "The run waits for your decision." : "Waiting for the decision…",
+    );
     const live = Boolean(this.onDecision);
     approve.disabled = deny.disabled = !live;
     const decide = (yes) => {
@@ -453,7 +531,10 @@ export class Renderer {
       return;
     }
     const line = el("div", "al-line al-decision");
-    line.append(el("span", "al-title", "Decision"), el("span", null, `${text} (call ${ev.call_id})`));
+    line.append(
+      el("span", "al-title", "Decision"),
+      el("span", null, `${text} (call ${ev.call_id})`),
+    );
     this.place(ev, line);
   }
 
@@ -485,7 +566,8 @@ export class Renderer {
   drawError(ev) {
     const box = el("div", "al-box al-error");
     box.setAttribute("role", "alert");
-    const m = ev.message && typeof ev.message === "object" ? ev.message : { en: asText(ev.message) };
+    const m =
+      ev.message && typeof ev.message === "object" ? ev.message : { en: asText(ev.message) };
     const en = el("div", "al-error-text", m.en || "");
     en.lang = "en";
     box.append(el("div", "al-title", "Error"), en);
@@ -574,7 +656,8 @@ function markActive(span) {
   span.classList.add("al-active");
 }
 
-// Draw events into an element with the panel's renderer, synchronously (the bench and the tests use it).
+// Draw events into an element with the panel's renderer, synchronously (the bench and the tests use
+// it).
 export function render(target, events, options) {
   const r = new Renderer(target, options);
   wireTokens(target);

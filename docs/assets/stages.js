@@ -1,6 +1,7 @@
-/* stages.js: the stage panels, one stage of the loop alone (the tokenizer, the sampling rules, the model's
-   files), live from the demo server or from a recording of what the server answered. It asks the server
-   through api.js and draws with dom.js's helpers. Leaves out: the loop panels (panel.js).
+/* stages.js: the stage panels, one stage of the loop alone (the tokenizer, the sampling rules, the
+   model's files), live from the demo server or from a recording of what the server answered. It
+   asks the server through api.js and draws with dom.js's helpers. Leaves out: the loop panels
+   (panel.js).
 
    A chapter embeds:  <div class="agentloop-stage" data-stage="tokens" data-replay="runs/a.json runs/b.json"></div>
    Attributes:
@@ -13,13 +14,17 @@
    The API is in docs/assets/README-panel.md ("One stage alone", GET /api/status, GET /api/models). */
 
 import { getJSON, MAKE_LIVE_URL, pageToken, postJSON, probeServer } from "./api.js";
-import { el, fmtBytes, fmtInt, fmtP, siteBase } from "./dom.js";
+import { el, fmtBytes, fmtInt, fmtP, onEveryPage, siteBase, statusBar } from "./dom.js";
 
 const TOP_N = 50; // the most /api/next-token lists
 
 // Whitespace a piece or a text may hold, made visible.
 function visible(s) {
-  return String(s).replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")
+  return String(s)
+    .replace(/\\/g, "\\\\")
+    .replace(/\n/g, "\\n")
+    .replace(/\r/g, "\\r")
+    .replace(/\t/g, "\\t")
     .replace(/ /g, "␣");
 }
 
@@ -34,7 +39,9 @@ function markdownDir() {
 }
 
 function recordingURL(path) {
-  return /^[a-z]+:|^\//.test(path) ? new URL(path, location.href).href : new URL(path, markdownDir()).href;
+  return /^[a-z]+:|^\//.test(path)
+    ? new URL(path, location.href).href
+    : new URL(path, markdownDir()).href;
 }
 
 function specPath(path) {
@@ -51,10 +58,13 @@ async function fetchJSON(url) {
   }
 }
 
-// What a refused request says, in English and Chinese (the server's `error` event), for a panel's body.
+// What a refused request says, in English and Chinese (the server's `error` event), for a panel's
+// body.
 function refusalText(err) {
   const m = err && err.event && err.event.message;
-  return m && m.en ? `${m.en}${m.zh && m.zh !== m.en ? " / " + m.zh : ""}` : String((err && err.message) || err);
+  return m && m.en
+    ? `${m.en}${m.zh && m.zh !== m.en ? " / " + m.zh : ""}`
+    : String((err && err.message) || err);
 }
 
 function familyOf(name) {
@@ -83,7 +93,8 @@ const BYTE_OF_CHAR = (() => {
 
 const UTF8 = new TextEncoder();
 
-// The UTF-8 bytes a token stands for; null for a control token, which stands for no text of its own.
+// The UTF-8 bytes a token stands for; null for a control token, which stands for no text of its
+// own.
 function tokenBytes(piece, special, family) {
   if (special) return null;
   const s = String(piece);
@@ -107,19 +118,23 @@ function hex(bytes) {
   return bytes.map((b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" ");
 }
 
-// The sampling rules of agentloop/model_backends/sampling.py, sample(), on the tokens an /api/next-token
-// answer lists. Pure functions: the panel draws what they return, and the tests call them too.
+// The sampling rules of agentloop/model_backends/sampling.py, sample(), on the tokens an
+// /api/next-token answer lists. Pure functions: the panel draws what they return, and the tests
+// call them too.
 
-// The listed tokens, most likely first; equally likely ones lower id first, as sample() orders them.
-// Their logprobs stand in for the logits: logprob = logit - log Σ exp(logits), the same shift for every
-// token, which the softmaxes below take out again.
+// The listed tokens, most likely first; equally likely ones lower id first, as sample() orders
+// them. Their logprobs stand in for the logits: logprob = logit - log Σ exp(logits), the same shift
+// for every token, which the softmaxes below take out again.
 function candidates(top) {
   return (top || [])
     .map((c) => ({
-      id: c.id, piece: c.piece, text: c.text, p: c.p,
+      id: c.id,
+      piece: c.piece,
+      text: c.text,
+      p: c.p,
       logit: typeof c.logprob === "number" ? c.logprob : -Infinity,
     }))
-    .sort((a, b) => (b.logit - a.logit) || (a.id - b.id));
+    .sort((a, b) => b.logit - a.logit || a.id - b.id);
 }
 
 function softmax(xs) {
@@ -129,8 +144,9 @@ function softmax(xs) {
   return e.map((x) => x / z);
 }
 
-// sample()'s rules, in its order. Returns, for every listed token (in order), the probability after T and
-// top-k (`scaled`; 0 when top-k cut it), whether it is kept, and its probability among the kept (`pKept`).
+// sample()'s rules, in its order. Returns, for every listed token (in order), the probability after
+// T and top-k (`scaled`; 0 when top-k cut it), whether it is kept, and its probability among the
+// kept (`pKept`).
 function applySampling(cands, temperature, topK, topP) {
   const n = cands.length;
   if (!n) return { greedy: temperature <= 0, k: 0, kept: 0, scaled: [], cum: [], pKept: [] };
@@ -142,7 +158,8 @@ function applySampling(cands, temperature, topK, topP) {
   // logits / T, then the top k (0: no limit), then softmax over those.
   const k = topK > 0 ? Math.min(topK, n) : n;
   const probs = softmax(cands.slice(0, k).map((c) => c.logit / temperature));
-  // Nucleus: count the tokens whose probability before them, (cumsum - p), is below top_p; at least one.
+  // Nucleus: count the tokens whose probability before them, (cumsum - p), is below top_p; at least
+  // one.
   const cum = [];
   let sum = 0;
   let kept = 0;
@@ -156,10 +173,18 @@ function applySampling(cands, temperature, topK, topP) {
   const z = probs.slice(0, kept).reduce((a, b) => a + b, 0);
   const scaled = cands.map((_, i) => (i < k ? probs[i] : 0));
   const pKept = cands.map((_, i) => (i < kept ? probs[i] / z : 0));
-  return { greedy: false, k, kept, scaled, cum: cands.map((_, i) => (i < k ? cum[i] : null)), pKept };
+  return {
+    greedy: false,
+    k,
+    kept,
+    scaled,
+    cum: cands.map((_, i) => (i < k ? cum[i] : null)),
+    pKept,
+  };
 }
 
-// One draw from the kept tokens with their probabilities, as torch.multinomial weighs them; u in [0, 1).
+// One draw from the kept tokens with their probabilities, as torch.multinomial weighs them; u in
+// [0, 1).
 function drawIndex(pKept, u) {
   let r = u;
   let last = 0;
@@ -172,8 +197,9 @@ function drawIndex(pKept, u) {
   return last;
 }
 
-// Whether the panel's kept set is exactly what sample() keeps over the whole vocabulary: when T <= 0, or when
-// top-k keeps no more tokens than are listed. Otherwise the unlisted tokens would have been candidates too.
+// Whether the panel's kept set is exactly what sample() keeps over the whole vocabulary: when T <=
+// 0, or when top-k keeps no more tokens than are listed. Otherwise the unlisted tokens would have
+// been candidates too.
 function exactOverVocabulary(listed, vocabulary, temperature, topK) {
   if (temperature <= 0) return true;
   if (topK > 0 && topK <= listed) return true;
@@ -188,12 +214,12 @@ class Stage {
   constructor(root) {
     this.root = root;
     root._alsStage = this;
-    root.classList.add("als-panel", `als-stage-${(root.dataset.stage || "").replace(/[^a-z_-]/gi, "")}`);
+    root.classList.add(
+      "als-panel",
+      `als-stage-${(root.dataset.stage || "").replace(/[^a-z_-]/gi, "")}`,
+    );
     root.replaceChildren();
-    this.bar = el("div", "als-bar");
-    this.badge = el("span", "als-badge", "…");
-    this.status = el("span", "als-status", "Looking for the demo server…");
-    this.bar.append(this.badge, this.status);
+    ({ bar: this.bar, badge: this.badge, status: this.status } = statusBar("als", "als-badge"));
     this.note = el("div", "als-note");
     this.body = el("div", "als-body");
     root.append(this.bar, this.note, this.body);
@@ -222,16 +248,31 @@ class Stage {
     this.note.replaceChildren();
     if (found.mode === "live") {
       const s = found.status || {};
-      this.note.append(`Live: the demo server on this machine answers, with ${s.model || "its model"}` +
-        (s.family ? ` (${s.family})` : "") + ".");
-      if (!pageToken()) this.note.append(" This page carries no agentloop-token, so the server may refuse; open the book from the demo server's own address.");
+      this.note.append(
+        `Live: the demo server on this machine answers, with ${s.model || "its model"}` +
+          (s.family ? ` (${s.family})` : "") +
+          ".",
+      );
+      if (!pageToken())
+        this.note.append(
+          " This page carries no agentloop-token, so the server may refuse; open the book from the demo server's own address.",
+        );
     } else if (found.mode === "file") {
       this.note.append(
         "A browser does not let a page opened from a file read its recordings. Serve the built book instead: ",
-        el("code", null, "python3 -m http.server -d site 8000"), ", or ", el("code", null, "make serve"), ".");
+        el("code", null, "python3 -m http.server -d site 8000"),
+        ", or ",
+        el("code", null, "make serve"),
+        ".",
+      );
     } else {
-      this.note.append("Recorded answers of the demo server. To ask it yourself: ", el("code", null, "make serve"),
-        ", then open ", el("code", null, MAKE_LIVE_URL), found.published ? " (the published book always replays)." : ".");
+      this.note.append(
+        "Recorded answers of the demo server. To ask it yourself: ",
+        el("code", null, "make serve"),
+        ", then open ",
+        el("code", null, MAKE_LIVE_URL),
+        found.published ? " (the published book always replays)." : ".",
+      );
     }
   }
 
@@ -240,8 +281,8 @@ class Stage {
     this.root.classList.add("als-missing");
   }
 
-  // Every recording of data-replay with the spec it was recorded from: [{path, data, spec}]. Missing ones are
-  // named in the status line ("Recording missing: …") and left out.
+  // Every recording of data-replay with the spec it was recorded from: [{path, data, spec}].
+  // Missing ones are named in the status line ("Recording missing: …") and left out.
   async loadRecordings() {
     if (this.found && this.found.mode === "file") {
       this.fail("Opened from a file: the recordings cannot be read.");
@@ -252,10 +293,15 @@ class Stage {
       return [];
     }
     this.status.textContent = "Loading the recordings…";
-    const loaded = await Promise.all(this.paths.map(async (path) => {
-      const [rec, spec] = await Promise.all([fetchJSON(recordingURL(path)), fetchJSON(recordingURL(specPath(path)))]);
-      return { path, ok: rec.ok, why: rec.why, data: rec.data, spec: spec.ok ? spec.data : null };
-    }));
+    const loaded = await Promise.all(
+      this.paths.map(async (path) => {
+        const [rec, spec] = await Promise.all([
+          fetchJSON(recordingURL(path)),
+          fetchJSON(recordingURL(specPath(path))),
+        ]);
+        return { path, ok: rec.ok, why: rec.why, data: rec.data, spec: spec.ok ? spec.data : null };
+      }),
+    );
     const missing = loaded.filter((r) => !r.ok);
     if (missing.length) {
       this.fail(`Recording missing: ${missing.map((r) => `${r.path} (${r.why})`).join(", ")}.`);
@@ -267,10 +313,12 @@ class Stage {
 
   // The specs alone (the requests), for a live panel that asks the same questions.
   async loadSpecs() {
-    return Promise.all(this.paths.map(async (path) => {
-      const spec = await fetchJSON(recordingURL(specPath(path)));
-      return { path, spec: spec.ok ? spec.data : null };
-    }));
+    return Promise.all(
+      this.paths.map(async (path) => {
+        const spec = await fetchJSON(recordingURL(specPath(path)));
+        return { path, spec: spec.ok ? spec.data : null };
+      }),
+    );
   }
 }
 
@@ -288,12 +336,16 @@ class TokensStage extends Stage {
     // Group the recordings by their text: one example, one column per tokenizer.
     const examples = new Map();
     for (const r of present) {
-      const text = r.spec && r.spec.body && typeof r.spec.body.text === "string" ? r.spec.body.text : (r.data.texts || []).join("");
+      const text =
+        r.spec && r.spec.body && typeof r.spec.body.text === "string"
+          ? r.spec.body.text
+          : (r.data.texts || []).join("");
       const model = (r.spec && r.spec.model) || r.path.replace(/^.*\//, "").replace(/\.json$/, "");
       if (!examples.has(text)) examples.set(text, []);
       examples.get(text).push({ model, family: familyOf(model), data: r.data });
     }
-    if (found.mode === "live") recorded.append(el("div", "als-heading", "Recorded with the tiny tokenizers"));
+    if (found.mode === "live")
+      recorded.append(el("div", "als-heading", "Recorded with the tiny tokenizers"));
     const picker = el("div", "als-examples");
     picker.setAttribute("role", "group");
     picker.setAttribute("aria-label", "Example texts");
@@ -302,7 +354,11 @@ class TokensStage extends Stage {
     const buttons = [];
     let i = 0;
     for (const [text, columns] of examples) {
-      const b = el("button", "als-btn als-example-btn", visible(text).length > 32 ? visible(text).slice(0, 31) + "…" : visible(text));
+      const b = el(
+        "button",
+        "als-btn als-example-btn",
+        visible(text).length > 32 ? visible(text).slice(0, 31) + "…" : visible(text),
+      );
       b.type = "button";
       b.title = text;
       b.dataset.index = String(i++);
@@ -330,7 +386,15 @@ class TokensStage extends Stage {
       go.disabled = true;
       try {
         const data = await postJSON("tokenize", null, { text: input.value });
-        out.replaceChildren(renderExample(input.value, [{ model: status.model || "the loaded model", family: status.family || familyOf(status.model), data }]));
+        out.replaceChildren(
+          renderExample(input.value, [
+            {
+              model: status.model || "the loaded model",
+              family: status.family || familyOf(status.model),
+              data,
+            },
+          ]),
+        );
       } catch (err) {
         out.replaceChildren(el("div", "als-error", refusalText(err)));
       } finally {
@@ -364,7 +428,10 @@ function renderTokens(model, family, data) {
   const col = el("div", "als-column");
   col.dataset.model = model;
   const title = el("div", "als-col-title");
-  title.append(el("strong", null, model), el("span", "als-k", ` ${fmtInt(data.n_tokens ?? ids.length)} tokens`));
+  title.append(
+    el("strong", null, model),
+    el("span", "als-k", ` ${fmtInt(data.n_tokens ?? ids.length)} tokens`),
+  );
   col.append(title);
   const row = el("div", "als-tokens");
   let group = null; // tokens of a character that is still split
@@ -374,8 +441,10 @@ function renderTokens(model, family, data) {
     const chip = el("span", "als-tok" + (special[i] ? " als-special" : ""));
     chip.dataset.id = String(ids[i]);
     chip.append(el("span", "als-piece", visible(pieces[i])), el("span", "als-id", String(ids[i])));
-    chip.title = `id ${ids[i]} · piece ${JSON.stringify(pieces[i])} · text ${JSON.stringify(texts[i])}` +
-      (bytes ? ` · bytes ${hex(bytes)}` : "") + (special[i] ? " · special" : "");
+    chip.title =
+      `id ${ids[i]} · piece ${JSON.stringify(pieces[i])} · text ${JSON.stringify(texts[i])}` +
+      (bytes ? ` · bytes ${hex(bytes)}` : "") +
+      (special[i] ? " · special" : "");
     const partial = !special[i] && texts[i] === "";
     if (partial || group) {
       if (!group) {
@@ -392,7 +461,11 @@ function renderTokens(model, family, data) {
       if (!partial) {
         // This token completes the character: its text comes out whole, once.
         const n = group.querySelectorAll(".als-tok").length;
-        const label = el("span", "als-split-label", `${visible(texts[i])} = ${n} tokens, ${hex(groupBytes)}`);
+        const label = el(
+          "span",
+          "als-split-label",
+          `${visible(texts[i])} = ${n} tokens, ${hex(groupBytes)}`,
+        );
         group.append(label);
         group = null;
       }
@@ -420,9 +493,13 @@ class SamplingStage extends Stage {
     this.body.append(this.chooser, this.liveBox, this.controls, this.summary, this.table);
     this.buildControls();
     const loaded = await this.loadRecordings();
-    this.options = loaded.filter((r) => r.ok && Array.isArray(r.data.top)).map((r) => ({
-      label: (r.spec && r.spec.model) || r.path.replace(/^.*\//, ""), data: r.data, spec: r.spec,
-    }));
+    this.options = loaded
+      .filter((r) => r.ok && Array.isArray(r.data.top))
+      .map((r) => ({
+        label: (r.spec && r.spec.model) || r.path.replace(/^.*\//, ""),
+        data: r.data,
+        spec: r.spec,
+      }));
     if (found.mode === "live") {
       this.status.textContent = `Live: ${this.status.textContent}`;
       this.startLive(found.status || {}, loaded);
@@ -442,8 +519,13 @@ class SamplingStage extends Stage {
 
   buildControls() {
     const d = this.root.dataset;
-    const num = (v, fallback) => (v !== undefined && v !== "" && Number.isFinite(Number(v)) ? Number(v) : fallback);
-    this.settings = { temperature: num(d.temperature, 1), topK: num(d.topK, 0), topP: num(d.topP, 1) };
+    const num = (v, fallback) =>
+      v !== undefined && v !== "" && Number.isFinite(Number(v)) ? Number(v) : fallback;
+    this.settings = {
+      temperature: num(d.temperature, 1),
+      topK: num(d.topK, 0),
+      topP: num(d.topP, 1),
+    };
     const slider = (key, label, min, max, step) => {
       const wrap = el("label", "als-field");
       const input = el("input", `als-slider als-${key}`);
@@ -487,7 +569,8 @@ class SamplingStage extends Stage {
   use(i) {
     const o = this.options[i];
     if (!o) return;
-    for (const other of this.options) if (other.button) other.button.setAttribute("aria-pressed", String(other === o));
+    for (const other of this.options)
+      if (other.button) other.button.setAttribute("aria-pressed", String(other === o));
     this.current = o;
     this.cands = candidates(o.data.top);
     this.inputs.topK.max = String(Math.max(1, this.cands.length));
@@ -510,13 +593,21 @@ class SamplingStage extends Stage {
     this.summary.replaceChildren();
     const line = el("div", "als-summary-line");
     const kept = el("strong", "als-kept-count", r.greedy ? "greedy: 1 token" : `${r.kept} kept`);
-    line.append(kept, ` of the ${cands.length} most likely tokens listed` +
-      (typeof data.vocabulary === "number" ? `, of ${fmtInt(data.vocabulary)} in the vocabulary` : "") +
-      `. The listed tokens hold ${fmtP(listedMass)} of the model's probability (T = 1).`);
+    line.append(
+      kept,
+      ` of the ${cands.length} most likely tokens listed` +
+        (typeof data.vocabulary === "number"
+          ? `, of ${fmtInt(data.vocabulary)} in the vocabulary`
+          : "") +
+        `. The listed tokens hold ${fmtP(listedMass)} of the model's probability (T = 1).`,
+    );
     this.summary.append(line);
     const how = el("div", "als-k");
-    if (r.greedy) how.textContent = "Temperature 0 is greedy decoding: the most likely token every time, the lower id on a tie; top-k and top-p do nothing.";
-    else how.textContent = `logits ÷ ${temperature.toFixed(2)} → top-k keeps ${r.k === cands.length && topK === 0 ? "all listed" : r.k} → softmax → top-p ${topP.toFixed(2)} keeps ${r.kept} → renormalize → draw.`;
+    if (r.greedy)
+      how.textContent =
+        "Temperature 0 is greedy decoding: the most likely token every time, the lower id on a tie; top-k and top-p do nothing.";
+    else
+      how.textContent = `logits ÷ ${temperature.toFixed(2)} → top-k keeps ${r.k === cands.length && topK === 0 ? "all listed" : r.k} → softmax → top-p ${topP.toFixed(2)} keeps ${r.kept} → renormalize → draw.`;
     this.summary.append(how);
     const scope = el("div", "als-scope" + (exact ? " als-exact" : " als-approx"));
     scope.textContent = exact
@@ -527,11 +618,21 @@ class SamplingStage extends Stage {
     if (this.drawn) {
       const c = cands[this.drawn.index];
       const d = el("div", "als-drawn");
-      d.append("Drew ", el("code", null, visible(c.piece)), ` (id ${c.id}): p_sampled ${fmtP(r.pKept[this.drawn.index])}, the model's p ${fmtP(c.p)}.`);
+      d.append(
+        "Drew ",
+        el("code", null, visible(c.piece)),
+        ` (id ${c.id}): p_sampled ${fmtP(r.pKept[this.drawn.index])}, the model's p ${fmtP(c.p)}.`,
+      );
       this.summary.append(d);
     }
     if (this.counts) {
-      this.summary.append(el("div", "als-k", `${fmtInt(this.counts.total)} draws: the "draws" column counts them; each share comes near p_kept.`));
+      this.summary.append(
+        el(
+          "div",
+          "als-k",
+          `${fmtInt(this.counts.total)} draws: the "draws" column counts them; each share comes near p_kept.`,
+        ),
+      );
     }
     this.drawTable(r);
   }
@@ -540,7 +641,19 @@ class SamplingStage extends Stage {
     const cands = this.cands;
     const t = el("table", "als-table");
     const head = el("tr");
-    for (const h of ["rank", "piece", "text", "id", "p (T = 1)", "after T, top-k", "cumulative", "kept", "p_kept", "draws"]) head.append(el("th", null, h));
+    for (const h of [
+      "rank",
+      "piece",
+      "text",
+      "id",
+      "p (T = 1)",
+      "after T, top-k",
+      "cumulative",
+      "kept",
+      "p_kept",
+      "draws",
+    ])
+      head.append(el("th", null, h));
     const thead = el("thead");
     thead.append(head);
     const tbody = el("tbody");
@@ -557,11 +670,21 @@ class SamplingStage extends Stage {
       bar.append(fill, el("span", "als-bar-text", fmtP(r.pKept[i])));
       const count = this.counts ? this.counts.byIndex[i] || 0 : null;
       tr.append(
-        el("td", null, String(i + 1)), el("td", "als-piececell", visible(c.piece)),
-        el("td", "als-piececell", typeof c.text === "string" ? JSON.stringify(c.text) : "—"), el("td", null, String(c.id)),
-        el("td", null, fmtP(c.p)), el("td", null, r.greedy ? "—" : fmtP(r.scaled[i])),
-        el("td", null, r.greedy || r.cum[i] === null ? "—" : fmtP(r.cum[i])), el("td", "als-keptcell", why), bar,
-        el("td", null, count === null ? "" : `${count} (${(count / this.counts.total).toFixed(3)})`));
+        el("td", null, String(i + 1)),
+        el("td", "als-piececell", visible(c.piece)),
+        el("td", "als-piececell", typeof c.text === "string" ? JSON.stringify(c.text) : "—"),
+        el("td", null, String(c.id)),
+        el("td", null, fmtP(c.p)),
+        el("td", null, r.greedy ? "—" : fmtP(r.scaled[i])),
+        el("td", null, r.greedy || r.cum[i] === null ? "—" : fmtP(r.cum[i])),
+        el("td", "als-keptcell", why),
+        bar,
+        el(
+          "td",
+          null,
+          count === null ? "" : `${count} (${(count / this.counts.total).toFixed(3)})`,
+        ),
+      );
       tbody.append(tr);
     });
     t.append(thead, tbody);
@@ -581,7 +704,8 @@ class SamplingStage extends Stage {
     this.update();
   }
 
-  // Live: ask the loaded model for the same conversation's distribution, and check a setting on the server.
+  // Live: ask the loaded model for the same conversation's distribution, and check a setting on the
+  // server.
   startLive(status, loaded) {
     const spec = (loaded.find((r) => r.spec && r.spec.body) || {}).spec;
     const body = spec ? { ...spec.body } : { messages: [{ role: "user", content: "Hello" }] };
@@ -592,8 +716,18 @@ class SamplingStage extends Stage {
     ask.addEventListener("click", async () => {
       ask.disabled = true;
       try {
-        const data = await postJSON("next_token", null, { ...body, temperature: 1, top_p: 1, top_k: 0, top_n: TOP_N });
-        this.options.push({ label: `${status.model || "live"} (live)`, data, spec: { model: status.model, body } });
+        const data = await postJSON("next_token", null, {
+          ...body,
+          temperature: 1,
+          top_p: 1,
+          top_k: 0,
+          top_n: TOP_N,
+        });
+        this.options.push({
+          label: `${status.model || "live"} (live)`,
+          data,
+          spec: { model: status.model, body },
+        });
         const i = this.options.length - 1;
         const b = el("button", "als-btn als-choice", this.options[i].label);
         b.type = "button";
@@ -601,7 +735,8 @@ class SamplingStage extends Stage {
         this.options[i].button = b;
         this.chooser.append(b);
         this.use(i);
-        out.textContent = "The distribution now shown is the loaded model's, for the same conversation.";
+        out.textContent =
+          "The distribution now shown is the loaded model's, for the same conversation.";
       } catch (err) {
         out.textContent = refusalText(err);
       } finally {
@@ -614,9 +749,18 @@ class SamplingStage extends Stage {
       const { temperature, topK, topP } = this.settings;
       try {
         const b = this.current.spec && this.current.spec.body ? this.current.spec.body : body;
-        const data = await postJSON("next_token", null, { ...b, temperature, top_p: topP, top_k: topK, top_n: TOP_N });
-        out.textContent = `The server's sample() keeps ${fmtInt(data.kept)} over the whole vocabulary; this panel keeps ${this.result.kept} of the ${this.cands.length} listed` +
-          (data.kept === this.result.kept ? " — the same." : ". They differ only where the panel says its set is not exact (or when the model is not the one that made this distribution).");
+        const data = await postJSON("next_token", null, {
+          ...b,
+          temperature,
+          top_p: topP,
+          top_k: topK,
+          top_n: TOP_N,
+        });
+        out.textContent =
+          `The server's sample() keeps ${fmtInt(data.kept)} over the whole vocabulary; this panel keeps ${this.result.kept} of the ${this.cands.length} listed` +
+          (data.kept === this.result.kept
+            ? " — the same."
+            : ". They differ only where the panel says its set is not exact (or when the model is not the one that made this distribution).");
       } catch (err) {
         out.textContent = refusalText(err);
       } finally {
@@ -628,27 +772,68 @@ class SamplingStage extends Stage {
   }
 }
 
-// Chapter 3: what config.json says about a model, as GET /api/status reports it (demo_server's model_specs).
+// Chapter 3: what config.json says about a model, as GET /api/status reports it (demo_server's
+// model_specs).
 
 const SPEC_ROWS = [
   ["model", "model", (s) => s.model, "the name it was loaded by"],
   ["family", "family", (s) => s.family, "config.json model_type → model_families"],
-  ["architecture", "architecture", (s) => s.specs && s.specs.architecture, "config.json architectures"],
+  [
+    "architecture",
+    "architecture",
+    (s) => s.specs && s.specs.architecture,
+    "config.json architectures",
+  ],
   ["model_type", "model_type", (s) => s.specs && s.specs.model_type, "config.json model_type"],
   ["layers", "layers", (s) => s.specs && s.specs.layers, "text_config.num_hidden_layers"],
-  ["layer types", "layer_type_counts", (s) => s.specs && s.specs.layer_type_counts && Object.entries(s.specs.layer_type_counts).map(([k, v]) => `${v} × ${k}`).join(", "), "text_config.layer_types"],
+  [
+    "layer types",
+    "layer_type_counts",
+    (s) =>
+      s.specs &&
+      s.specs.layer_type_counts &&
+      Object.entries(s.specs.layer_type_counts)
+        .map(([k, v]) => `${v} × ${k}`)
+        .join(", "),
+    "text_config.layer_types",
+  ],
   ["hidden size", "hidden_size", (s) => s.specs && s.specs.hidden_size, "text_config.hidden_size"],
   ["attention heads", "heads", (s) => s.specs && s.specs.heads, "text_config.num_attention_heads"],
-  ["key/value heads", "kv_heads", (s) => s.specs && s.specs.kv_heads, "text_config.num_key_value_heads"],
+  [
+    "key/value heads",
+    "kv_heads",
+    (s) => s.specs && s.specs.kv_heads,
+    "text_config.num_key_value_heads",
+  ],
   ["head dim", "head_dim", (s) => s.specs && s.specs.head_dim, "text_config.head_dim"],
   ["vocabulary", "vocabulary", (s) => s.specs && s.specs.vocabulary, "text_config.vocab_size"],
-  ["context length", "context_length", (s) => s.specs && s.specs.context_length, "text_config.max_position_embeddings"],
+  [
+    "context length",
+    "context_length",
+    (s) => s.specs && s.specs.context_length,
+    "text_config.max_position_embeddings",
+  ],
   ["parameters", "parameters", (s) => s.specs && s.specs.parameters, "counted in the loaded model"],
   ["precision here", "dtype", (s) => s.dtype, "bfloat16 files; float32 on a CPU"],
   ["device", "device", (s) => s.device, "pick_device()"],
-  ["temperature", "temperature", (s) => s.defaults && s.defaults.temperature, "generation_config.json, else the family"],
-  ["top-p", "top_p", (s) => s.defaults && s.defaults.top_p, "generation_config.json, else the family"],
-  ["top-k", "top_k", (s) => s.defaults && s.defaults.top_k, "generation_config.json, else the family"],
+  [
+    "temperature",
+    "temperature",
+    (s) => s.defaults && s.defaults.temperature,
+    "generation_config.json, else the family",
+  ],
+  [
+    "top-p",
+    "top_p",
+    (s) => s.defaults && s.defaults.top_p,
+    "generation_config.json, else the family",
+  ],
+  [
+    "top-k",
+    "top_k",
+    (s) => s.defaults && s.defaults.top_k,
+    "generation_config.json, else the family",
+  ],
 ];
 
 class SpecsStage extends Stage {
@@ -656,13 +841,18 @@ class SpecsStage extends Stage {
     const columns = [];
     if (found.mode === "live") {
       try {
-        columns.push({ label: `${found.status.model || "loaded model"} (live)`, status: await getJSON("status") });
+        columns.push({
+          label: `${found.status.model || "loaded model"} (live)`,
+          status: await getJSON("status"),
+        });
       } catch (err) {
         this.body.append(el("div", "als-error", refusalText(err)));
       }
     }
     const loaded = await this.loadRecordings();
-    for (const r of loaded) if (r.ok) columns.push({ label: r.data.model || (r.spec && r.spec.model) || r.path, status: r.data });
+    for (const r of loaded)
+      if (r.ok)
+        columns.push({ label: r.data.model || (r.spec && r.spec.model) || r.path, status: r.data });
     if (!columns.length) return;
     const t = el("table", "als-table als-specs");
     const scroller = el("div", "als-scroll");
@@ -680,7 +870,13 @@ class SpecsStage extends Stage {
       tr.append(el("th", null, label));
       for (const c of columns) {
         const v = get(c.status || {});
-        tr.append(el("td", null, v === undefined || v === null ? "—" : typeof v === "number" ? fmtInt(v) : String(v)));
+        tr.append(
+          el(
+            "td",
+            null,
+            v === undefined || v === null ? "—" : typeof v === "number" ? fmtInt(v) : String(v),
+          ),
+        );
       }
       tr.append(el("td", "als-from", from));
       tbody.append(tr);
@@ -710,15 +906,28 @@ class ModelsStage extends Stage {
     }
     const t = el("table", "als-table als-menu");
     const head = el("tr");
-    for (const h of ["model", "kind", "family", "in models/", "on disk", "parameters (file headers)"]) head.append(el("th", null, h));
+    for (const h of [
+      "model",
+      "kind",
+      "family",
+      "in models/",
+      "on disk",
+      "parameters (file headers)",
+    ])
+      head.append(el("th", null, h));
     const thead = el("thead");
     thead.append(head);
     const tbody = el("tbody");
     for (const m of menu.models || []) {
       const tr = el("tr", m.current ? "als-chosen" : null);
-      tr.append(el("td", null, m.id + (m.current ? " (loaded)" : "")), el("td", null, m.kind), el("td", null, m.family),
-        el("td", null, m.downloaded ? "yes" : "no"), el("td", null, m.bytes === null ? "—" : fmtBytes(m.bytes)),
-        el("td", null, m.parameters === null ? "—" : fmtInt(m.parameters)));
+      tr.append(
+        el("td", null, m.id + (m.current ? " (loaded)" : "")),
+        el("td", null, m.kind),
+        el("td", null, m.family),
+        el("td", null, m.downloaded ? "yes" : "no"),
+        el("td", null, m.bytes === null ? "—" : fmtBytes(m.bytes)),
+        el("td", null, m.parameters === null ? "—" : fmtInt(m.parameters)),
+      );
       tbody.append(tr);
     }
     t.append(thead, tbody);
@@ -726,9 +935,15 @@ class ModelsStage extends Stage {
   }
 }
 
-// Start every stage panel on the page; Material's instant navigation announces new pages through document$.
+// Start every stage panel on the page; Material's instant navigation announces new pages through
+// document$.
 
-const KINDS = { tokens: TokensStage, sampling: SamplingStage, specs: SpecsStage, models: ModelsStage };
+const KINDS = {
+  tokens: TokensStage,
+  sampling: SamplingStage,
+  specs: SpecsStage,
+  models: ModelsStage,
+};
 
 function initAll() {
   for (const s of Array.from(stages)) if (!document.body.contains(s.root)) s.destroy();
@@ -744,10 +959,4 @@ function initAll() {
 export { recordingURL, tokenBytes };
 export const rules = { candidates, applySampling, drawIndex, exactOverVocabulary };
 
-if (window.document$ && typeof window.document$.subscribe === "function") {
-  window.document$.subscribe(() => initAll());
-} else if (document.readyState === "loading") {
-  document.addEventListener("DOMContentLoaded", initAll);
-} else {
-  initAll();
-}
+onEveryPage(initAll);

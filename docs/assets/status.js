@@ -1,9 +1,10 @@
-/* status.js: the page's one view of the demo server, shared by its live panels (one model serves every
-   tab): the latest GET status, asked every few seconds while the page is visible (a switch made in another
-   tab shows on the next ask), the model menu (asked once and again when stale), and the load stream,
-   followed while a load is under way, whichever tab started it. Material's instant navigation closes the
-   stream with the panels of the page left behind; the next page's panels pick it up again from its first
-   event. Leaves out: drawing (the panels do), and runs (each panel follows its own). */
+/* status.js: the page's one view of the demo server, shared by its live panels (one model serves
+   every tab): the latest GET status, asked every few seconds while the page is visible (a switch
+   made in another tab shows on the next ask), the model menu (asked once and again when stale), and
+   the load stream, followed while a load is under way, whichever tab started it. Material's instant
+   navigation closes the stream with the panels of the page left behind; the next page's panels pick
+   it up again from its first event. Leaves out: drawing (the panels do), and runs (each panel
+   follows its own). */
 
 import { errorEvent, getJSON, openEvents, parseEvent, postJSON, url } from "./api.js";
 
@@ -11,7 +12,8 @@ const STATUS_POLL_MS = 3000; // how often a visible live page asks GET status
 const MENU_STALE_MS = 10000; // the model menu is asked again when opened after this long
 
 export const serverStatus = {
-  panels: new Set(), // the live panels that show the status; each has applyStatus, showGone and showLoad
+  // The live panels that show the status; each has applyStatus, showGone and showLoad.
+  panels: new Set(),
   status: null, // the latest /api/status answer
   menu: null, // a promise of the latest /api/models answer
   menuAt: 0,
@@ -23,8 +25,8 @@ export const serverStatus = {
     return Array.from(this.panels).filter((p) => p.mode === "live" && !p.destroyed);
   },
 
-  // A live panel joins: the first one brings the status its probe found; asking again at once catches a
-  // switch made since (instant navigation keeps the probe's first answer).
+  // A live panel joins: the first one brings the status its probe found; asking again at once
+  // catches a switch made since (instant navigation keeps the probe's first answer).
   attach(panel, status) {
     this.panels.add(panel);
     if (!this.status && status) this.status = status;
@@ -62,7 +64,8 @@ export const serverStatus = {
     this.status = status;
     if (!prev || prev.model !== status.model) this.menu = null; // sizes and `current` changed
     if (status.loading && !this.source) this.follow();
-    // A load this page stopped following (it navigated) and that has ended since: nothing left to show.
+    // A load this page stopped following (it navigated) and that has ended since: nothing left to
+    // show.
     if (!status.loading && !this.source && this.load && !this.load.done) this.load = null;
     for (const p of this.livePanels()) p.applyStatus(status, prev);
   },
@@ -82,8 +85,8 @@ export const serverStatus = {
     return this.menu;
   },
 
-  // POST the switch; the stream then tells every panel how it goes. Throws the server's refusal (409 while a
-  // run or a load is going) for the panel that asked to show.
+  // POST the switch; the stream then tells every panel how it goes. Throws the server's refusal
+  // (409 while a run or a load is going) for the panel that asked to show.
   async loadModel(model) {
     await postJSON("load", null, { model });
     this.loadEvent({ type: "load_start", model });
@@ -110,8 +113,12 @@ export const serverStatus = {
     source.onerror = () => {
       if (this.source !== source) return;
       if (this.load && !this.load.done) {
-        this.loadEvent(errorEvent("The connection to the demo server was lost during the load.",
-          "載入期間與示範伺服器的連線中斷了。"));
+        this.loadEvent(
+          errorEvent(
+            "The connection to the demo server was lost during the load.",
+            "載入期間與示範伺服器的連線中斷了。",
+          ),
+        );
       }
       finish();
     };
