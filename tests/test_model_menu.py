@@ -16,7 +16,7 @@ from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from demo_server.menu import model_menu
 from tests.conftest import CHROMIUM, TINY, build_book
-from tests.stand_in import TOKEN, StandIn, serve
+from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,6 +93,15 @@ def test_the_api_sends_the_descriptions(book):
     first, *_ = answer["models"]
     assert first["default"] is True and first["id"] == DEFAULT_MODEL
     assert all(set(m["description"]) == {"en", "zh"} for m in answer["models"])
+
+
+def test_the_stand_in_plays_routes_the_real_server_has(book):
+    """Each route tests/stand_in.py puts in its pages' agentloop-api meta is one the real server has: the same
+    endpoint name, method and path template, so the panels ask the stand-in what they would ask the server."""
+    app = book.server.config.app
+    real = {r.name: [method, r.path] for r in app.routes if r.path.startswith("/api/")
+            for method in sorted(getattr(r, "methods", None) or ()) if method != "HEAD"}
+    assert {name: real.get(name) for name in ROUTES} == ROUTES
 
 
 def test_pick_load_and_every_tab_follows(book, browser):
