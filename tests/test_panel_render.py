@@ -16,11 +16,11 @@ from urllib.parse import urljoin, urlparse
 import pytest
 
 from agentloop.events import make
-
-ROOT = Path(__file__).resolve().parent.parent
 from demo_server.client import free_port
 from tests.conftest import CHROMIUM, build_book
 from tests.stand_in import TOKEN, StandIn, serve
+
+ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
 pytestmark = pytest.mark.skipif(

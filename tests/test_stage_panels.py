@@ -22,8 +22,9 @@ from urllib.parse import urljoin
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
 from tests.conftest import CHROMIUM, build_book
+
+ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "docs/chapters/runs"
 
 pytestmark = pytest.mark.skipif(
