@@ -9,7 +9,8 @@ whatever the number of processes. Four ways, the first that works here:
 - cgroup v1, as root: a folder in the `memory` and in the `pids` hierarchies (memory.limit_in_bytes,
   memory.memsw.limit_in_bytes where swap is accounted, pids.max);
 - cgroup v2, as root: a folder under /sys/fs/cgroup/agentloop (memory.max, memory.swap.max=0,
-  pids.max);
+  pids.max); in a container, whose own processes sit in the root it sees, they first move to a leaf
+  (`hand_down`);
 - not root, with a systemd user session: `systemd-run --user --scope` with MemoryMax,
   MemorySwapMax=0 and TasksMax (systemd makes the cgroup in the subtree it delegates to the user);
 - none: the per-process limits are all that hold, and `kind` says so in words.
@@ -24,6 +25,7 @@ bounds its disk bandwidth).
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import re
@@ -146,62 +148,91 @@ def systemd_scope_works() -> bool:
 
 
 def kind() -> str:
-    """Which way this machine gives, in words (NONE when none)."""
-    if v1_roots():
-        return "cgroup v1"
-    if v2_root():
-        return "cgroup v2"
-    if os.geteuid() != 0 and systemd_scope_works():
-        return "systemd-run --user --scope"
-    return NONE
+    """Which way works on this machine, in words (NONE when none): a group is made and removed."""
+    group = make(64 << 20, 8)
+    group.close()
+    return group.kind
 
 
 def make(memory_bytes: int, tasks: int) -> Group:
-    """A new group for one run, with its limits set, by the first way that works here."""
+    """A new group for one run, with its limits set, by the first way that works here; a way that
+    fails (a hierarchy we may not change after all) gives way to the next, and last to NONE."""
     name = f"run-{os.getpid()}-{next(_counter)}"
-    if roots := v1_roots():
-        memory, pids = (r / PARENT / name for r in roots)
-        for f in (memory, pids):
-            f.mkdir(parents=True)
-        (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
-        if (
-            memory / "memory.memsw.limit_in_bytes"
-        ).exists():  # swap is accounted: memory + swap, no swap
-            (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
-        (memory / "memory.swappiness").write_text("0")
-        (pids / "pids.max").write_text(str(tasks))
-        return Group("cgroup v1", [memory, pids])
-    if root := v2_root():
-        parent = root / PARENT
-        parent.mkdir(exist_ok=True)
-        (root / "cgroup.subtree_control").write_text("+memory +pids")
-        (parent / "cgroup.subtree_control").write_text("+memory +pids")
-        f = parent / name
-        f.mkdir()
-        (f / "memory.max").write_text(str(memory_bytes))
-        if (f / "memory.swap.max").exists():
-            (f / "memory.swap.max").write_text("0")
-        (f / "pids.max").write_text(str(tasks))
-        return Group("cgroup v2", [f])
-    if os.geteuid() != 0 and systemd_scope_works():
-        return Group(
-            "systemd-run --user --scope",
-            prefix=[
-                "systemd-run",
-                "--user",
-                "--scope",
-                "--quiet",
-                "--collect",
-                "-p",
-                f"MemoryMax={memory_bytes}",
-                "-p",
-                "MemorySwapMax=0",
-                "-p",
-                f"TasksMax={tasks}",
-                "--",
-            ],
-        )
+    for way in (v1_group, v2_group, systemd_group):
+        made: list[Path] = []
+        try:
+            group = way(name, memory_bytes, tasks, made)
+        except OSError:
+            for f in reversed(made):
+                remove(f)
+            continue
+        if group:
+            return group
     return Group(NONE)
+
+
+def v1_group(name: str, memory_bytes: int, tasks: int, made: list[Path]) -> Group | None:
+    if not (roots := v1_roots()):
+        return None
+    memory, pids = (r / PARENT / name for r in roots)
+    for f in (memory, pids):
+        f.mkdir(parents=True)
+        made.append(f)
+    (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
+    if (memory / "memory.memsw.limit_in_bytes").exists():  # swap accounted: memory + swap, no swap
+        (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+    (memory / "memory.swappiness").write_text("0")
+    (pids / "pids.max").write_text(str(tasks))
+    return Group("cgroup v1", [memory, pids])
+
+
+def v2_group(name: str, memory_bytes: int, tasks: int, made: list[Path]) -> Group | None:
+    if not (root := v2_root()):
+        return None
+    parent = root / PARENT
+    parent.mkdir(exist_ok=True)
+    hand_down(root)
+    (parent / "cgroup.subtree_control").write_text("+memory +pids")
+    f = parent / name
+    f.mkdir()
+    made.append(f)
+    (f / "memory.max").write_text(str(memory_bytes))
+    if (f / "memory.swap.max").exists():
+        (f / "memory.swap.max").write_text("0")
+    (f / "pids.max").write_text(str(tasks))
+    return Group("cgroup v2", [f])
+
+
+LEAF = "agentloop-others"  # where a container's own processes move, as Docker-in-Docker moves them
+
+
+def hand_down(root: Path) -> None:
+    """Enable memory and pids for the children of `root`. A v2 cgroup may not both hold processes
+    and give controllers to its children; the real root is exempt, but in a container `root` is the
+    container's own cgroup (EBUSY). There its processes move first into a leaf of their own."""
+    try:
+        (root / "cgroup.subtree_control").write_text("+memory +pids")
+        return
+    except OSError as e:
+        if e.errno != errno.EBUSY:
+            raise
+    (root / LEAF).mkdir(exist_ok=True)
+    for pid in (root / "cgroup.procs").read_text().split():
+        try:
+            (root / LEAF / "cgroup.procs").write_text(pid)
+        except OSError:  # gone meanwhile
+            pass
+    (root / "cgroup.subtree_control").write_text("+memory +pids")
+
+
+def systemd_group(name: str, memory_bytes: int, tasks: int, made: list[Path]) -> Group | None:
+    if os.geteuid() == 0 or not systemd_scope_works():
+        return None
+    limits = [f"MemoryMax={memory_bytes}", "MemorySwapMax=0", f"TasksMax={tasks}"]
+    prefix = ["systemd-run", "--user", "--scope", "--quiet", "--collect"]
+    for limit in limits:
+        prefix += ["-p", limit]
+    return Group("systemd-run --user --scope", prefix=[*prefix, "--"])
 
 
 def sweep() -> list[Path]:

@@ -31,10 +31,10 @@ import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
-import stat
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
