@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
+import sys
 import textwrap
 import time
 import uuid
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import sandbox
+from agentloop import cgroup, sandbox
 from agentloop.sandbox import Limits, SandboxUnavailable
 
 T = 3.0  # seconds of wall clock per run: short, so the file stays fast
@@ -621,3 +623,19 @@ def test_cli_main_without_bwrap(folder, capsys, monkeypatch):
     args = argparse.Namespace(check=False, folder=str(folder), timeout=2.0, code="print(1)")
     assert sandbox.cli_main(args) == 2
     assert "sudo apt-get install bubblewrap" in capsys.readouterr().err
+
+
+def test_check_prints_one_table_of_what_holds():
+    out = subprocess.run([sys.executable, "-m", "agentloop", "sandbox", "--check"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    header, *lines = out.stdout.splitlines()
+    assert header.split() == ["PROTECTION", "HOLDS", "DETAIL"]
+    rows = {name: (holds, detail) for name, holds, detail in
+            (re.split(r"\s{2,}", line, maxsplit=2) for line in lines)}
+    assert set(rows) == {"bubblewrap", "namespaces", "runs as", "seccomp filter", "session keyring", "cgroup",
+                         "per-process limits", "/tmp and /dev/shm", "/data quota"}
+    assert rows["seccomp filter"][0] == "yes" and "keyctl: Operation not permitted" in rows["seccomp filter"][1]
+    assert "AF_VSOCK: Address family not supported" in rows["seccomp filter"][1]
+    assert rows["namespaces"] == ("yes", "user, pid, network (lo), ipc, uts, cgroup, mount")
+    assert rows["cgroup"][0] == ("no" if cgroup.kind() == cgroup.NONE else "yes")
