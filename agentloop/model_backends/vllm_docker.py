@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from agentloop import model_families
 from agentloop.model_backends import model_folder
-from agentloop.paths import MODELS_DIR, ROOT
+from agentloop.paths import ROOT
 
 COMPOSE_FILE = ROOT / "compose" / "compose.yaml"
 PROJECT = "agentloop-vllm"
@@ -38,6 +38,11 @@ def compose() -> list[str]:
     raise FileNotFoundError("Neither `docker compose` nor `docker-compose` is installed")
 
 
+def models_path() -> str:
+    """The full path of models/ (where model_folder downloads), which the container mounts at /models."""
+    return str(Path(model_folder.MODELS_DIR).resolve())
+
+
 def service(mtp: bool) -> str:
     return "vllm-mtp" if mtp else "vllm"
 
@@ -53,7 +58,7 @@ def speculative_config(model_id: str) -> str:
 
 def environment(model_id: str, port: int = DEFAULT_PORT, mtp: bool = False) -> dict[str, str]:
     """What compose.yaml reads: the full path of models/, the model, its pinned revision, the port, MTP's config."""
-    env = {**os.environ, "AGENTLOOP_MODELS": str(Path(MODELS_DIR).resolve()), "VLLM_MODEL": model_id,
+    env = {**os.environ, "AGENTLOOP_MODELS": models_path(), "VLLM_MODEL": model_id,
            "VLLM_REVISION": model_families.REVISIONS.get(model_id, "main"), "VLLM_PORT": str(port)}
     if mtp:
         env["VLLM_SPECULATIVE_CONFIG"] = speculative_config(model_id)
@@ -103,7 +108,7 @@ def start(model_id: str, port: int = DEFAULT_PORT, mtp: bool = False, timeout_s:
 
 def stop(run: Callable = subprocess.run) -> None:
     """Stop and remove the container (the models and the compile cache stay)."""
-    run(down_command(), env={**os.environ, "AGENTLOOP_MODELS": str(Path(MODELS_DIR).resolve()),
+    run(down_command(), env={**os.environ, "AGENTLOOP_MODELS": models_path(),
                              "VLLM_MODEL": "-"}, check=True)
 
 
