@@ -32,6 +32,7 @@ PROMPTS = [
 ]
 GREEDY = Sampling(temperature=0, max_new_tokens=48)
 NEAR_TIE = 0.02  # two tokens this close in probability may swap between two correct bf16 implementations
+P_SLACK = 0.05
 
 
 def free_port() -> int:
@@ -50,10 +51,12 @@ def start(model: str, tmp_path_factory, *extra: str) -> LocalServer:
         pytest.fail(f"the vLLM server for {model} did not start: {e}")
 
 
-def bf16_reference(model: str) -> SimpleBackend:
-    reference = SimpleBackend(str(MODELS_DIR / model), device="cpu")
-    reference.model.to(torch.bfloat16)  # the server computes in bf16; so does the reference
-    return reference
+def references(model: str) -> tuple[SimpleBackend, SimpleBackend]:
+    """transformers on the same checkpoint in bf16 (as the server computes) and in float32 (exact)."""
+    exact = SimpleBackend(str(MODELS_DIR / model), device="cpu")
+    bf16 = SimpleBackend(str(MODELS_DIR / model), device="cpu")
+    bf16.model.to(torch.bfloat16)
+    return bf16, exact
 
 
 def tokens(evs: list[dict]) -> list[dict]:
@@ -70,11 +73,13 @@ def check_events(evs: list[dict], prompt_tokens: int) -> None:
     assert evs[-1]["n_tokens"] == len(tokens(evs))
 
 
-def assert_same_greedy(ours: list[dict], reference: SimpleBackend, encoded, label: str) -> None:
-    """Our tokens equal the reference's; where they part, it must be a near-tie in the reference's own
-    probabilities at that position, and the message names both tokens and their probabilities."""
-    theirs = tokens(list(reference.generate(encoded, GREEDY, lambda: False)))
-    for a, b in zip(ours, theirs):
+def assert_same_greedy(ours: list[dict], refs: tuple[SimpleBackend, SimpleBackend], encoded, label: str) -> None:
+    """Our tokens equal transformers' in bf16; where they part, it must be a near-tie in transformers' own
+    probabilities at that position, and the message names both tokens and their probabilities. Each token's p
+    lies within P_SLACK of the range transformers gives it in bf16 and in float32: bf16 rounding alone moves
+    an uncertain token's p by tenths (measured: 0.44 in float32, 0.68 in bf16, 0.42 from vLLM)."""
+    bf16, exact = (tokens(list(r.generate(encoded, GREEDY, lambda: False))) for r in refs)
+    for a, b, c in zip(ours, bf16, exact + [None] * len(bf16)):
         if a["id"] != b["id"]:
             p_ours = next((t["p"] for t in b["top"] if t["id"] == a["id"]), 0.0)
             gap = b["p"] - p_ours
@@ -83,8 +88,10 @@ def assert_same_greedy(ours: list[dict], reference: SimpleBackend, encoded, labe
             print(f"{label}: near-tie at token {b['index']}: vLLM {a['piece']!r} (transformers' p {p_ours:.4f}), "
                   f"transformers {b['piece']!r} (p {b['p']:.4f})")
             return
-        assert abs(a["p"] - b["p"]) < 0.03, f"{label}: token {a['index']} p {a['p']:.4f} vs {b['p']:.4f}"
-    assert len(ours) == len(theirs), f"{label}: {len(ours)} tokens here, {len(theirs)} in transformers"
+        span = [b["p"]] + ([c["p"]] if c is not None and c["id"] == b["id"] else [])
+        assert min(span) - P_SLACK <= a["p"] <= max(span) + P_SLACK, (
+            f"{label}: token {a['index']} p {a['p']:.4f}, transformers {span}")
+    assert len(ours) == len(bf16), f"{label}: {len(ours)} tokens here, {len(bf16)} in transformers"
 
 
 class TestQwenWithScaleOut:
@@ -100,7 +107,7 @@ class TestQwenWithScaleOut:
 
     def test_load_reads_the_files_here_and_the_limit_there(self, llm):
         assert llm.family.key == "qwen3_5" and llm.context_length == 2048  # --max-model-len, not config.json's
-        assert llm.eos_ids and llm.model_id.endswith("agent-qwen3_5")
+        assert llm.eos_ids and llm.model_id == "agent-qwen3_5"  # served under the menu's name
 
     def test_probe_finds_generate_and_no_media_on_a_language_only_server(self, llm):
         assert llm.probe == {"generate": True, "why": None, "media": []}
@@ -108,7 +115,7 @@ class TestQwenWithScaleOut:
     @pytest.mark.parametrize("endpoint", [GENERATE, COMPLETIONS])
     def test_greedy_tokens_equal_transformers_in_bf16(self, server, endpoint):
         llm = VLLMBackend(server.url, endpoint=endpoint)
-        reference = bf16_reference("agent-qwen3_5")
+        reference = references("agent-qwen3_5")
         for i, messages in enumerate(PROMPTS):
             encoded = llm.encode(llm.render(messages, None, thinking=False))
             evs = list(llm.generate(encoded, GREEDY, lambda: False))
@@ -195,7 +202,7 @@ class TestGemmaWithoutScaleOut:
 
     def test_greedy_tokens_equal_transformers_in_bf16(self, llm):
         assert llm.family.key == "gemma4"
-        reference = bf16_reference("agent-gemma4")
+        reference = references("agent-gemma4")
         for i, messages in enumerate(PROMPTS):
             encoded = llm.encode(llm.render(messages, None, thinking=False))
             evs = list(llm.generate(encoded, GREEDY, lambda: False))

@@ -55,6 +55,7 @@ class ServerError(RuntimeError):
 
 
 class VLLMBackend:
+    # [quote:vllm-text-side]
     # The text side is SimpleBackend's: the same files read by the same functions give the same prompt ids.
     _generation_config = SimpleBackend._generation_config
     _stop_ids = SimpleBackend._stop_ids
@@ -63,6 +64,7 @@ class VLLMBackend:
     encode = SimpleBackend.encode
     piece = SimpleBackend.piece
     drafter_id = SimpleBackend.drafter_id
+    # [/quote:vllm-text-side]
 
     def __init__(self, url: str, model_id: str | None = None, endpoint: str | None = None,
                  timeout_s: float = 60.0):
@@ -88,7 +90,6 @@ class VLLMBackend:
 
     # -- tokens out -------------------------------------------------------------------------------------------------
 
-    # [quote:vllm-generate]
     def generate(self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
         """Yield a prefill event when the first token is back, one event per token, then a done event."""
         room = self.context_length - len(prompt.ids)
@@ -129,7 +130,6 @@ class VLLMBackend:
                 if finish == "user_stopped":
                     break
                 finish = finish_of(chunk) or finish
-        # [/quote:vllm-generate]
         if finish not in ("stop_token", "max_new_tokens", "user_stopped"):
             raise ServerError(
                 f"The vLLM server at {self.url} ended the answer after {len(generated)} tokens without a finish "
@@ -152,7 +152,6 @@ class VLLMBackend:
             "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
         }
 
-    # [quote:vllm-request]
     def _request(self, endpoint: str, ids: list[int], s: Sampling, max_tokens: int) -> dict:
         """The request body: the reader's settings, every other setting neutral, our stop tokens, the top 5."""
         settings = {"temperature": max(s.temperature, 0.0), "top_p": s.top_p, "top_k": s.top_k,
@@ -164,7 +163,6 @@ class VLLMBackend:
         return {"model": self.model_id, "prompt": ids, **settings, "stream": True,
                 "stream_options": {"include_usage": True}, "return_tokens_as_token_ids": True,
                 "return_token_ids": True}
-    # [/quote:vllm-request]
 
     def _tokens(self, endpoint: str, chunk: dict) -> Iterator[tuple[int, dict]]:
         """The tokens of one streamed chunk, each with what the server told about it."""
@@ -351,7 +349,6 @@ def model_menu(url: str) -> list[dict]:
     return menu
 
 
-# [quote:probe]
 def probe(url: str, model: str) -> dict:
     """What this server can do, from one-token requests: whether /inference/v1/generate answers (and if not,
     why, in both languages), and which media kinds it takes."""
@@ -373,7 +370,6 @@ def probe(url: str, model: str) -> dict:
     elif status != 200:
         raise refused(url, GENERATE, status, body)
     return {"generate": status == 200, "why": why, "media": media_kinds(url, model)}
-# [/quote:probe]
 
 
 def media_kinds(url: str, model: str) -> list[str]:

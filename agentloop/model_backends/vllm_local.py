@@ -57,12 +57,14 @@ class LocalServer:
     def __init__(self, model: str, port: int, log: Path, cache: Path | None = None,
                  extra: list[str] | None = None):
         self.folder = model_folder.download(model)
+        # Served under the name the book's menu uses: a folder's own name, or the Hub id.
+        self.served_name = Path(model).name if Path(model).is_dir() else model
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log
         cache = cache or ROOT / ".cache" / "vllm"
         cache.mkdir(parents=True, exist_ok=True)
-        self.command = serve_command(self.folder, port, extra=extra)
+        self.command = serve_command(self.folder, port, self.served_name, extra=extra)
         self.log = open(log, "wb")
         self.process = subprocess.Popen(self.command, env=environment(cache), stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)

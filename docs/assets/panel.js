@@ -170,7 +170,8 @@
     row(facts, ["channel", ev.channel || "—"]);
     row(facts, ["p", fmtP(ev.p)]);
     row(facts, ["logprob", typeof ev.logprob === "number" ? ev.logprob.toFixed(3) : "—"]);
-    row(facts, ["rank", fmtNum(ev.rank)]);
+    // A server that tells ranks only inside its top N (vLLM's /v1/completions) sends rank null and rank_beyond N.
+    row(facts, ["rank", ev.rank == null && ev.rank_beyond ? `below ${ev.rank_beyond}` : fmtNum(ev.rank)]);
     row(facts, ["p_sampled", fmtP(ev.p_sampled)]);
     row(facts, ["kept", ev.kept === null || ev.kept === undefined ? "—" : `${fmtNum(ev.kept)} candidates`]);
     box.append(facts);
@@ -180,7 +181,8 @@
       const t = el("table", "al-pop-top");
       row(t, ["", "piece", "p", "kept"], "al-pop-th");
       top.forEach((c, i) => {
-        row(t, [String(i + 1), showPiece(c.piece), fmtP(c.p), c.kept ? "yes" : "no"],
+        const kept = c.kept === null || c.kept === undefined ? "—" : c.kept ? "yes" : "no";  // null: not known here
+        row(t, [String(i + 1), showPiece(c.piece), fmtP(c.p), kept],
           c.id === ev.id ? "al-chosen" : null);
       });
       box.append(t);
