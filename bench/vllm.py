@@ -70,8 +70,7 @@ def main() -> None:
     url = os.environ.get("VLLM_URL")
     if not url:
         log = Path(tempfile.mkdtemp()) / "vllm.log"
-        server = LocalServer(str(MODELS_DIR / MODEL), 8177, log,
-                             extra=["--enable-scale-out", "--language-model-only"]).wait()
+        server = LocalServer(str(MODELS_DIR / MODEL), 8177, log).wait()
         url = server.url
     try:
         sides = {"generate": VLLMBackend(url, endpoint=GENERATE), "completions": VLLMBackend(url, endpoint=COMPLETIONS)}

@@ -26,6 +26,7 @@ from pathlib import Path
 from agentloop import model_families
 from agentloop.harnesses.simple_harness import RunSettings
 from agentloop.model_backends import model_folder
+from demo_server.backends import Backends, kind_of
 from demo_server.errors import ApiError
 from demo_server.runs import ORPHAN_S, Run, RunModel
 from demo_server.stream import EventLog
@@ -68,6 +69,7 @@ class LoadJob:
 class CurrentModel:
     def __init__(self, device: str | None = None, orphan_s: float = ORPHAN_S):
         self.device = device
+        self.backends = Backends(device)  # transformers here, or vLLM (a server this page started, or VLLM_URL's)
         self.orphan_s = orphan_s
         self.backend = None
         self.name: str | None = None  # as the menu and run_start name it
@@ -91,9 +93,10 @@ class CurrentModel:
                 "model": self.name,
                 "family": b.family.key if b else None,
                 "harness": "simple",
-                "backend": "transformers",
-                "device": str(b.device) if b else None,
-                "dtype": str(b.dtype).removeprefix("torch.") if b else None,
+                "backend": kind_of(b) if b else "transformers",
+                "where": self.backends.where(kind_of(b)) if b else None,
+                "device": str(b.device) if b and hasattr(b, "device") else None,
+                "dtype": str(b.dtype).removeprefix("torch.") if b and hasattr(b, "dtype") else None,
                 "busy": self.run is not None,
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
@@ -105,7 +108,9 @@ class CurrentModel:
     def menu(self) -> list[dict]:
         with self.lock:
             current = self.name
-        return [{**m, "current": m["id"] == current} for m in model_menu()]
+        served = self.backends.served_menu() if self.backends.vllm_url else []
+        local = [{**m, "backends": self.backends.offered(local=True)} for m in model_menu()]
+        return [{**m, "current": m["id"] == current} for m in served + local]
 
     def get_run(self, run_id: str) -> Run:
         with self.lock:
@@ -153,25 +158,31 @@ class CurrentModel:
 
     # -- a load -----------------------------------------------------------------------------------------------------
 
-    def start_load(self, model: str, ref: str | None = None, hub: bool = False) -> LoadJob:
-        """Begin loading `model` (a menu name or Hub id; `ref`: a folder to load it from) in a thread."""
-        if ref is None:
+    def start_load(self, model: str, ref: str | None = None, hub: bool = False,
+                   backend: str = "transformers") -> LoadJob:
+        """Begin loading `model` (a menu name or Hub id; `ref`: a folder to load it from) in a thread, on
+        `backend`: transformers here, or vLLM (a model the server at VLLM_URL serves, by its name there)."""
+        served = backend == "vllm" and self.backends.vllm_url is not None
+        if served:
+            ref, hub = model, False
+        elif ref is None:
             ref, hub = resolve(model)
         with self.lock:
             self._refuse_if_busy("load a model", "載入模型")
             self.loading = True
             job = self.load = LoadJob(model)
-        threading.Thread(target=self._load, args=(job, ref, hub), name=f"load-{job.id}", daemon=True).start()
+        threading.Thread(target=self._load, args=(job, ref, hub, backend, served), name=f"load-{job.id}",
+                         daemon=True).start()
         return job
 
-    def _load(self, job: LoadJob, ref: str, hub: bool) -> None:
-        from agentloop.model_backends.simple_backend import SimpleBackend
-
+    def _load(self, job: LoadJob, ref: str, hub: bool, kind: str = "transformers", served: bool = False) -> None:
         start = time.perf_counter()
         emit = job.log.append
         try:
             emit(load_event("load_start", load_id=job.id, model=job.model))
-            if hub:  # config.json alone first: an unknown family is refused before any weights come down
+            if served:  # the server's own model: VLLMBackend reads its config.json (alone) below
+                family = None
+            elif hub:  # config.json alone first: an unknown family is refused before any weights come down
                 family = model_folder.check_family(ref)
                 emit(load_event("family", model=job.model, family=family.key))
                 _download_with_progress(ref, job)
@@ -186,7 +197,10 @@ class CurrentModel:
                     old, self.backend, self.name, self.specs = self.backend, None, None, None
                 if old is not None:
                     old.unload()
-            backend = SimpleBackend(ref, device=self.device)
+            backend = self.backends.open(kind, job.model, ref)
+            if family is None:
+                family = backend.family
+                emit(load_event("family", model=job.model, family=family.key))
             specs = model_specs(backend)
             with self.lock:
                 self.backend, self.name, self.specs, self.error = backend, job.model, specs, None
@@ -293,7 +307,8 @@ def model_specs(backend) -> dict:
         "head_dim": text.get("head_dim"),
         "vocabulary": text.get("vocab_size"),
         "context_length": backend.context_length,
-        "parameters": sum(p.numel() for p in backend.model.parameters()),
+        # A vLLM server keeps the weights: their count is not known here.
+        "parameters": sum(p.numel() for p in backend.model.parameters()) if hasattr(backend, "model") else None,
     }
 
 

@@ -60,6 +60,10 @@ def next_token(current: CurrentModel, prompt: str | None, messages: list[dict] |
                thinking: bool, temperature: float | None, top_p: float | None, top_k: int | None,
                top_n: int) -> dict:
     backend = _backend(current)
+    if getattr(backend, "model", None) is None:  # VLLMBackend: the logits stay in the vLLM server
+        raise ApiError(409, "The next-token panel needs the model in the demo server: switch What runs the model "
+                            "to transformers.",
+                       "下一個 token 面板需要模型在示範伺服器裡執行：請把「由什麼執行模型」切換為 transformers。")
     if prompt is None:
         prompt = render(current, messages, tools, thinking, True)["prompt"]
     with current.text_lock:

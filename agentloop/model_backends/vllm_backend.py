@@ -341,7 +341,11 @@ def model_menu(url: str) -> list[dict]:
     for m in served_models(url):
         source = m.get("root") or m["id"]
         try:
-            family, why = check_family(source).key, None
+            if Path(source).is_dir():  # a server on this machine, serving a folder
+                config = json.loads((Path(source) / "config.json").read_text())
+                family, why = model_families.for_config(config).key, None
+            else:
+                family, why = check_family(source).key, None
         except Exception as e:  # unsupported family, or a config.json that cannot be fetched from here
             family, why = None, f"{type(e).__name__}: {e}"
         menu.append({"id": m["id"], "root": source, "max_model_len": m.get("max_model_len"),

