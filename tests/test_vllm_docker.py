@@ -1,6 +1,7 @@
-"""compose/compose.yaml and vllm_docker: Docker cannot run on these machines, so the compose file is read by a real
-compose implementation (`docker compose config`, else Debian's `docker-compose config`), and vllm_docker is
-checked for the commands and environment it would run; the download before them is real (the fake Hub)."""
+"""compose/compose.yaml and vllm_docker: Docker cannot run on these machines, so the compose file is
+read by a real compose implementation (`docker compose config`, else Debian's `docker-compose
+config`), and vllm_docker is checked for the commands and environment it would run; the download
+before them is real (the fake Hub)."""
 
 from __future__ import annotations
 
@@ -27,15 +28,27 @@ def cache(tmp_path, monkeypatch):
 
 def config(env: dict, mtp: bool) -> str:
     """The compose file as compose resolves it, for the service's profile."""
-    command = [*vllm_docker.compose(), "-f", str(vllm_docker.COMPOSE_FILE), "-p", vllm_docker.PROJECT,
-               "--profile", "mtp" if mtp else "plain", "config"]
+    command = [
+        *vllm_docker.compose(),
+        "-f",
+        str(vllm_docker.COMPOSE_FILE),
+        "-p",
+        vllm_docker.PROJECT,
+        "--profile",
+        "mtp" if mtp else "plain",
+        "config",
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def test_compose_file_resolves_with_the_pinned_image_models_read_only_and_the_revision(cache, monkeypatch):
-    monkeypatch.setitem(model_families.REVISIONS, "Qwen/Qwen3.5-0.8B", "2fc06364715b967f1860aea9cf38778875588b17")
+def test_compose_file_resolves_with_the_pinned_image_models_read_only_and_the_revision(
+    cache, monkeypatch
+):
+    monkeypatch.setitem(
+        model_families.REVISIONS, "Qwen/Qwen3.5-0.8B", "2fc06364715b967f1860aea9cf38778875588b17"
+    )
     env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", port=8123)
     text = config(env, mtp=False)
     assert "image: vllm/vllm-openai:v0.32.0" in text
@@ -50,7 +63,10 @@ def test_compose_file_resolves_with_the_pinned_image_models_read_only_and_the_re
 
 def test_compose_mtp_service_carries_the_speculative_config(fake_hub, cache):
     env = vllm_docker.environment(QWEN, mtp=True)
-    assert json.loads(env["VLLM_SPECULATIVE_CONFIG"]) == {"method": "mtp", "num_speculative_tokens": 3}
+    assert json.loads(env["VLLM_SPECULATIVE_CONFIG"]) == {
+        "method": "mtp",
+        "num_speculative_tokens": 3,
+    }
     text = config(env, mtp=True)
     mtp_service = text.split("vllm-mtp:")[1]
     assert "- --speculative-config" in mtp_service and "num_speculative_tokens" in mtp_service
@@ -65,7 +81,8 @@ def test_gemma_mtp_names_its_drafter(fake_hub, fake_hub_repos, cache):
 
 
 class Answering:
-    """A loopback HTTP server that answers /v1/models only after `after` requests, as vLLM does once loaded."""
+    """A loopback HTTP server that answers /v1/models only after `after` requests, as vLLM does once
+    loaded."""
 
     def __init__(self, after: int):
         self.asked = 0
@@ -90,14 +107,20 @@ class Answering:
 def test_start_downloads_first_then_composes_up_and_waits(fake_hub, cache):
     ran = []
     server = Answering(after=2)
-    evs = list(vllm_docker.start(QWEN, port=server.port, run=lambda cmd, **kw: ran.append((cmd, kw["env"]))))
+    evs = list(
+        vllm_docker.start(
+            QWEN, port=server.port, run=lambda cmd, **kw: ran.append((cmd, kw["env"]))
+        )
+    )
     server.httpd.shutdown()
     assert [e["type"] for e in evs] == ["family", "loading", "ready"]
     assert evs[0]["family"] == "qwen3_5" and server.asked == 3
     # The weights were in models/ before compose ran: the container cannot download.
     assert list(cache.glob("models--*/snapshots/*/model.safetensors"))
-    (command, env), = ran
-    assert command[-4:] == ["plain", "up", "-d", "vllm"] and str(vllm_docker.COMPOSE_FILE) in command
+    ((command, env),) = ran
+    assert (
+        command[-4:] == ["plain", "up", "-d", "vllm"] and str(vllm_docker.COMPOSE_FILE) in command
+    )
     assert env["VLLM_MODEL"] == QWEN and env["AGENTLOOP_MODELS"] == str(cache.resolve())
     assert env["VLLM_PORT"] == str(server.port) and "VLLM_SPECULATIVE_CONFIG" not in env
 
