@@ -7,7 +7,7 @@ agent-qwen3_5, and the runs' events are written to docs/chapters/runs/ch11-trans
 ch11-vllm.jsonl, which the chapter's two panels replay side by side. tests/test_vllm_backend.py
 re-records the vLLM run and checks its structure.
 
-    python scripts/record_backends.py
+    python scripts/record_backends.py [transformers] [vllm]
 """
 
 from __future__ import annotations
@@ -44,17 +44,21 @@ def save(name: str, recorded: list[dict]) -> Path:
     return path
 
 
-def main() -> int:
+def main(which: list[str]) -> int:
+    """Record both runs, or those named (transformers, vllm). Record the transformers run with no
+    vLLM server running: a CPU server's engine keeps a core busy, which slows transformers."""
     from agentloop.model_backends.simple_backend import SimpleBackend
     from agentloop.model_backends.vllm_backend import VLLMBackend
     from agentloop.model_backends.vllm_local import LocalServer
 
+    which = which or ["transformers", "vllm"]
     work = Path(tempfile.mkdtemp())
-    simple = SimpleBackend(str(MODELS_DIR / MODEL), device="cpu")
-    simple.model_id = (
-        MODEL  # as the book's menu names it; the vLLM server serves it under the same name
-    )
-    print(save("ch11-transformers", record(simple, work)))
+    if "transformers" in which:
+        simple = SimpleBackend(str(MODELS_DIR / MODEL), device="cpu")
+        simple.model_id = MODEL  # as the book's menu names it; the vLLM server serves it so too
+        print(save("ch11-transformers", record(simple, work)))
+    if "vllm" not in which:
+        return 0
     url, server = os.environ.get("VLLM_URL"), None
     if not url:
         server = LocalServer(str(MODELS_DIR / MODEL), 8178, work / "vllm.log").wait()
@@ -68,4 +72,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

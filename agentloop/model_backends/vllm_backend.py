@@ -90,15 +90,7 @@ class VLLMBackend:
         self.timeout_s = timeout_s
         served = served_model(self.url, model_id)
         self.model_id = served["id"]  # the name the server serves it under, sent with every request
-        # The files the server loaded (a folder it shares with us, or a Hub id at the revision
-        # REVISIONS pins).
-        self.folder = Path(
-            checkpoint_files(
-                model_id
-                if model_id and Path(model_id).is_dir()
-                else served.get("root") or served["id"]
-            )
-        )
+        self.folder = Path(checkpoint_files(files_source(model_id, served)))
         self.config = json.loads((self.folder / "config.json").read_text())
         self.family = model_families.for_config(self.config)  # refuses a model no family knows
         self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
@@ -418,6 +410,15 @@ def served_models(url: str) -> list[dict]:
     """The models the server serves (/v1/models): each one's served name, where it was loaded from
     (`root`) and its context limit."""
     return get_json(url.rstrip("/"), "/v1/models")["data"]
+
+
+def files_source(model_id: str | None, served: dict) -> str:
+    """Where the checkpoint's files come from: the folder asked for, else where the server loaded
+    the model from (`root`: a folder on this machine, or a Hub id, fetched at the revision REVISIONS
+    pins)."""
+    if model_id and Path(model_id).is_dir():
+        return model_id
+    return served.get("root") or served["id"]
 
 
 def served_model(url: str, model_id: str | None) -> dict:
