@@ -21,8 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-# noqa: E402
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.harnesses.simple_harness import (  # noqa: E402
+    RunSettings,
+    SimpleHarness,
+    run_reporting_errors,
+)
 from agentloop.paths import MODELS_DIR  # noqa: E402
 
 RUNS = ROOT / "docs" / "chapters" / "runs"

@@ -54,7 +54,7 @@ class Demo:
         self.vllm_url = vllm_url
         self.site = tmp_path_factory.mktemp("site")
 
-    def __enter__(self) -> "Demo":
+    def __enter__(self) -> Demo:
         saved, os.environ["VLLM_URL"] = os.environ.get("VLLM_URL"), self.vllm_url or ""
         try:
             self.app = create_app(site_dir=self.site)

@@ -27,8 +27,8 @@ import time
 import urllib.parse
 import wave
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from transformers import AutoTokenizer
 
@@ -267,6 +267,17 @@ class VLLMBackend:
         if rank is None:
             details["rank_beyond"] = TOP_N
         return details
+
+    def force(self, text: str) -> None:
+        """Forced continuations need the model's scores of tokens it did not pick: only a backend that
+        holds the logits has them."""
+        raise ServerError(
+            "Forced continuations need the model in this process: switch to transformers.",
+            "強制續寫需要模型在這個程序中執行：請切換到 transformers。",
+        )
+
+    def clear_forced(self) -> None:
+        """Nothing is ever forced here."""
 
     def unload(self) -> None:
         """Nothing to hand back here: the weights live in the server, which whoever started it

@@ -14,8 +14,8 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from agentloop import model_families
 from agentloop.model_backends import model_folder

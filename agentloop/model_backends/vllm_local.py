@@ -118,7 +118,7 @@ class LocalServer:
             start_new_session=True,
         )
 
-    def wait(self, timeout_s: float = START_TIMEOUT_S) -> "LocalServer":
+    def wait(self, timeout_s: float = START_TIMEOUT_S) -> LocalServer:
         """Return once /v1/models answers; raise with the log's end if the server exits or takes too
         long."""
         from agentloop.model_backends.vllm_backend import ServerError, get_json
