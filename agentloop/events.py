@@ -44,7 +44,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 OPTIONAL: dict[str, tuple[str, ...]] = {
-    "token": ("drafted", "forced"),
+    # rank_beyond: the rank is None because the token is not among the top N the server reported (vLLM's
+    # /v1/completions tells ranks only inside its top 5).
+    "token": ("drafted", "forced", "rank_beyond"),
     "model_end": ("usage",),
     "tool_call": ("error",),
     "error": ("step", "detail"),

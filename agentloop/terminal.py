@@ -10,6 +10,7 @@ unless --keep."""
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import sys
@@ -25,6 +26,8 @@ from agentloop.harnesses.simple_harness import (
 )
 from agentloop.model_families import Sampling
 
+DEFAULT_VLLM_URL = "http://127.0.0.1:8100"  # where `agentloop vllm serve` listens
+
 
 def settings_from(args, recommended: Sampling) -> RunSettings:
     """The run's settings: the flags given, and (run_settings) the checkpoint's recommended sampling for the
@@ -37,26 +40,33 @@ def settings_from(args, recommended: Sampling) -> RunSettings:
     )
 
 
-def load(name: str | None):
-    """The backend for a model's name (paths.model_ref); a model that cannot be found or fetched is a message in
-    English and Chinese on stderr, and None."""
+def load(name: str | None, backend: str = "transformers", vllm_url: str | None = None):
+    """The backend for a model's name (paths.model_ref), or (`backend` "vllm") the vLLM server at
+    `vllm_url` ($VLLM_URL, else where `agentloop vllm serve` listens) serving it, or its first model
+    when no name is given. A model that cannot be found or fetched is a message in English and
+    Chinese on stderr, and None."""
     from agentloop.model_backends import model_folder
     from agentloop.model_backends.simple_backend import SimpleBackend
 
     try:
+        if backend == "vllm":
+            from agentloop.model_backends.vllm_backend import VLLMBackend
+
+            return VLLMBackend(vllm_url or os.environ.get("VLLM_URL") or DEFAULT_VLLM_URL, name)
         ref, _ = paths.model_ref(name, folders=True)
         return SimpleBackend(ref)
     except paths.ModelNotFound as e:
         message = {"en": e.en, "zh": e.zh}
-    except Exception as e:  # huggingface_hub's and the family check's errors, said plainly
-        message = model_folder.explain(name or paths.DEFAULT_MODEL, e)
+    except Exception as e:  # huggingface_hub's, the family check's and the server's errors
+        message = {"en": e.en, "zh": e.zh} if hasattr(e, "zh") else model_folder.explain(
+            name or paths.DEFAULT_MODEL, e)
     sys.stderr.write(f"{message['en']}\n{message['zh']}\n")
     return None
 
 
 def run(args) -> int:
     settings = settings_from(args, Sampling())  # the flags are checked before the model loads
-    llm = load(args.model)
+    llm = load(args.model, args.backend, args.vllm_url)
     if llm is None:
         return 2
     settings = settings_from(args, llm.sampling_defaults)

@@ -120,7 +120,7 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
     @app.post("/api/models/load", response_model=LoadStarted, status_code=202, dependencies=tokened,
               responses=ERRORS, summary="Load or switch the model, for every tab (progress: the load stream)")
     def load(req: LoadRequest):
-        job = current.start_load(req.model)
+        job = current.start_load(req.model, backend=req.backend)
         return {"ok": True, "load_id": job.id, "model": job.model}
 
     @app.get("/api/models/load/events", responses={**STREAM, 404: {"model": ErrorBody}},

@@ -26,18 +26,22 @@ class LoadJob:
         self.model = model
         self.log = EventLog(("ready", "error"))
 
-    def start(self, ref: str, hub: bool, current) -> None:
+    def start(self, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False) -> None:
         """Load in a thread; `current` (model.CurrentModel) swaps the backend in, or keeps the error."""
-        threading.Thread(target=load, args=(self, ref, hub, current), name=f"load-{self.id}",
+        threading.Thread(target=load, args=(self, ref, hub, current, kind, served), name=f"load-{self.id}",
                          daemon=True).start()
 
 
-def load(job: LoadJob, ref: str, hub: bool, current) -> None:
+def load(job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False) -> None:
+    """`kind`: what runs the model (backends.py); `served`: a model the server at VLLM_URL serves, whose
+    config.json VLLMBackend reads (alone, first) when it opens."""
     start = time.perf_counter()
     emit = job.log.append
     try:
         emit(events.make("load_start", load_id=job.id, model=job.model))
-        if hub:  # config.json alone first: an unknown family is refused before any weights come down
+        if served:
+            family = None
+        elif hub:  # config.json alone first: an unknown family is refused before any weights come down
             family = model_folder.check_family(ref)
             emit(events.make("family", model=job.model, family=family.key))
             model_folder.download(ref, progress=progress_bars(job))
@@ -46,7 +50,10 @@ def load(job: LoadJob, ref: str, hub: bool, current) -> None:
             family = model_families.for_config(config)
             emit(events.make("family", model=job.model, family=family.key))
         emit(events.make("loading", model=job.model))
-        current.replace(job.model, ref)
+        backend = current.replace(job.model, ref, kind)
+        if family is None:
+            family = backend.family
+            emit(events.make("family", model=job.model, family=family.key))
         emit(events.make("ready", model=job.model, family=family.key,
                          ms=round((time.perf_counter() - start) * 1000, 1)))
     except Exception as e:  # reported to every reader; the server goes on serving

@@ -39,7 +39,8 @@ def model_specs(backend) -> dict:
         "head_dim": text.get("head_dim"),
         "vocabulary": text.get("vocab_size"),
         "context_length": backend.context_length,
-        "parameters": sum(p.numel() for p in backend.model.parameters()),
+        # A vLLM server keeps the weights: their count is not known here.
+        "parameters": sum(p.numel() for p in backend.model.parameters()) if hasattr(backend, "model") else None,
     }
 
 

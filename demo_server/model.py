@@ -19,6 +19,7 @@ from dataclasses import asdict
 from agentloop import paths
 from agentloop.harnesses.simple_harness import run_settings
 from demo_server import menu
+from demo_server.backends import Backends, kind_of
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
 from demo_server.runs import ORPHAN_S, Run, RunModel
@@ -29,6 +30,8 @@ KEEP_RUNS = 16  # finished runs kept for late readers
 class CurrentModel:
     def __init__(self, device: str | None = None, orphan_s: float = ORPHAN_S):
         self.device = device
+        # What runs the model: transformers here, or vLLM (a server this page started, or VLLM_URL's).
+        self.backends = Backends(device)
         self.orphan_s = orphan_s
         self.backend = None
         self.name: str | None = None  # as the menu and run_start name it
@@ -52,9 +55,10 @@ class CurrentModel:
                 "model": self.name,
                 "family": b.family.key if b else None,
                 "harness": "simple",
-                "backend": "transformers",
-                "device": str(b.device) if b else None,
-                "dtype": str(b.dtype).removeprefix("torch.") if b else None,
+                "backend": kind_of(b) if b else "transformers",
+                "where": self.backends.where(kind_of(b)) if b else None,
+                "device": str(b.device) if b and hasattr(b, "device") else None,
+                "dtype": str(b.dtype).removeprefix("torch.") if b and hasattr(b, "dtype") else None,
                 "busy": self.run is not None,
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
@@ -66,7 +70,9 @@ class CurrentModel:
     def menu(self) -> list[dict]:
         with self._lock:
             current = self.name
-        return [{**m, "current": m["id"] == current} for m in menu.model_menu()]
+        served = self.backends.served_menu() if self.backends.vllm_url else []
+        local = [{**m, "backends": self.backends.offered(local=True)} for m in menu.model_menu()]
+        return [{**m, "current": m["id"] == current} for m in served + local]
 
     def get_run(self, run_id: str) -> Run:
         with self._lock:
@@ -148,34 +154,37 @@ class CurrentModel:
 
     # -- a load -----------------------------------------------------------------------------------------------------
 
-    def start_load(self, model: str, folders: bool = False) -> LoadJob:
-        """Begin loading `model` (a menu name or Hub id; with `folders`, also a folder) in a thread."""
+    def start_load(self, model: str, folders: bool = False, backend: str = "transformers") -> LoadJob:
+        """Begin loading `model` (a menu name or Hub id; with `folders`, also a folder) in a thread, on
+        `backend`: transformers here, or vLLM (with VLLM_URL, a model that server serves, by its name
+        there)."""
+        served = backend == "vllm" and self.backends.vllm_url is not None
         try:
-            ref, hub = paths.model_ref(model, folders=folders)
+            ref, hub = (model, False) if served else paths.model_ref(model, folders=folders)
         except paths.ModelNotFound as e:
             raise ApiError(e.status, e.en, e.zh) from None
         with self._lock:
             self._refuse_if_busy("load a model", "載入模型")
             self.loading = True
             job = self.load = LoadJob(paths.display_name(ref) if not hub else model)
-        job.start(ref, hub, self)
+        job.start(ref, hub, self, backend, served)
         return job
 
-    def replace(self, name: str, ref: str) -> None:
-        """Swap in the model at `ref` (loads.py calls this): the old model goes first, so two never share the
-        memory (after any forward pass still on it)."""
-        from agentloop.model_backends.simple_backend import SimpleBackend
-
+    def replace(self, name: str, ref: str, kind: str = "transformers"):
+        """Swap in the model at `ref` on `kind` (loads.py calls this) and return it: the old model goes
+        first, so two never share the memory (after any forward pass still on it); a vLLM server this
+        page started goes with it (backends.py)."""
         with self._model_lock:
             with self._lock:
                 old, self.backend, self.name, self.specs = self.backend, None, None, None
             if old is not None:
                 old.unload()
-        backend = SimpleBackend(ref, device=self.device)
+        backend = self.backends.open(kind, name, ref)
         specs = menu.model_specs(backend)
         with self._lock:
             self.backend, self.name, self.specs, self.error = backend, name, specs, None
             self.loading = False
+        return backend
 
     def load_failed(self, message: dict) -> None:
         with self._lock:

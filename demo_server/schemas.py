@@ -91,6 +91,8 @@ class Ok(BaseModel):
 class LoadRequest(Strict):
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
         description="A checkpoint in models/ by folder name (tiny-qwen3_5), or a Hugging Face id (Qwen/Qwen3.5-0.8B).")
+    backend: Literal["transformers", "vllm"] = Field(
+        "transformers", description="What runs it: transformers in the demo server, or vLLM (chapter 11).")
 
 
 class LoadStarted(BaseModel):
@@ -101,7 +103,7 @@ class LoadStarted(BaseModel):
 
 class ModelEntry(BaseModel):
     id: str
-    kind: Literal["tiny", "trained", "real"]
+    kind: Literal["tiny", "trained", "real", "served"]
     family: str
     downloaded: bool
     bytes: int | None = Field(description="Bytes on disk; null when not downloaded.")
@@ -110,6 +112,7 @@ class ModelEntry(BaseModel):
     description: dict[str, str] = Field(description="What it is, said plainly: {en, zh}.")
     default: bool = Field(description="The model `agentloop run` uses when none is named (listed first).")
     current: bool
+    backends: list[str] = Field(description="What can run it: transformers, vllm (the model panel's switch).")
 
 
 class ModelMenu(BaseModel):
@@ -122,7 +125,8 @@ class Status(BaseModel):
     model: str | None
     family: str | None
     harness: str
-    backend: str
+    backend: str = Field(description="What runs the model for every tab: transformers or vllm.")
+    where: str | None = Field(description="The vLLM server's URL; null when the model runs in the demo server.")
     device: str | None
     dtype: str | None
     busy: bool = Field(description="A run is using the model (a new run or a model switch is refused).")

@@ -22,5 +22,8 @@ def serve(host: str = "127.0.0.1", port: int = 8000, model: str | None = None, s
         shown = "127.0.0.1"
     print(f"agentloop demo server: http://{shown}:{port}/ (the book and its live panels)", file=sys.stderr,
           flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+    finally:
+        app.state.current.backends.stop_started()  # a vLLM server the page started ends with the demo server
     return 0

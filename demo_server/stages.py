@@ -59,6 +59,10 @@ def next_token(current: CurrentModel, prompt: str | None, messages: list[dict] |
     if len(ids) > backend.context_length:
         raise ApiError(422, f"The prompt has {len(ids)} tokens; this model reads at most {backend.context_length}.",
                        f"提示有 {len(ids)} 個 token，超過這個模型的上限 {backend.context_length}。")
+    if getattr(backend, "model", None) is None:  # VLLMBackend: the logits stay in the vLLM server
+        raise ApiError(409, "The next-token panel needs the model in the demo server: switch What runs the "
+                            "model to transformers.",
+                       "下一個 token 面板需要模型在示範伺服器裡執行：請把「由什麼執行模型」切換為 transformers。")
     s = run_settings(backend.sampling_defaults, temperature=temperature, top_p=top_p, top_k=top_k).sampling
 
     with current.forward(backend), torch.inference_mode():

@@ -262,7 +262,8 @@ def test_a_load_shows_its_download_progress_then_ready_or_its_error(site, browse
         panel.locator(".al-status", has_text="Qwen/Qwen3.5-0.8B (qwen3_5)").wait_for(timeout=10000)
         assert "Qwen/Qwen3.5-0.8B is loaded in 1.2 s" in menu.locator(".al-model-msg").inner_text()
         assert progress.is_hidden()
-        assert state["posts"][0] == ("/api/models/load", TOKEN, {"model": "Qwen/Qwen3.5-0.8B"})
+        assert state["posts"][0] == ("/api/models/load", TOKEN,
+                                     {"model": "Qwen/Qwen3.5-0.8B", "backend": "transformers"})
 
         select.select_option("broken/model")
         menu.locator("button.al-load").click()
@@ -325,3 +326,89 @@ def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the
         page.close()
         server.shutdown()
         server.server_close()
+
+
+# -- what runs the model: the panel's switch, against a stand-in that plays a demo server with VLLM_URL set ----------
+
+
+def backend_stand_in(site: Path):
+    """A demo server whose menu offers agent-qwen3_5 on transformers and the vLLM server's agent-gemma4 on vLLM;
+    a load switches model and backend at once."""
+    state = {"model": "agent-qwen3_5", "family": "qwen3_5", "backend": "transformers", "posts": []}
+    menu = [{"id": "agent-gemma4", "kind": "served", "family": "gemma4", "downloaded": True, "bytes": None,
+             "parameters": None, "size": None, "default": False, "backends": ["vllm"],
+             "description": {"en": "Served by vLLM.", "zh": "由 vLLM 提供。"}},
+            {"id": "agent-qwen3_5", "kind": "trained", "family": "qwen3_5", "downloaded": True, "bytes": 7_000_000,
+             "parameters": 3_600_000, "size": None, "default": True, "backends": ["transformers"],
+             "description": {"en": "Trained here.", "zh": "在這裡訓練。"}}]
+
+    class Handler(StandIn):
+        def api_get(self) -> bool:
+            if self.path == "/api/status":
+                vllm = state["backend"] == "vllm"
+                self.send_json(200, {"ok": True, "model": state["model"], "family": state["family"],
+                                     "backend": state["backend"], "where": "http://127.0.0.1:8100" if vllm else None,
+                                     "loading": False, "loading_model": None, "defaults": {"max_steps": 3}})
+            elif self.path == "/api/models":
+                self.send_json(200, {"models": [{**m, "current": m["id"] == state["model"]} for m in menu],
+                                     "current": state["model"]})
+            elif self.path == "/api/models/load/events":
+                self.start_events()
+                self.event({"type": "load_start", "load_id": "l1", "model": state["model"]})
+                self.event({"type": "ready", "model": state["model"], "family": state["family"], "ms": 10.0})
+            else:
+                return False
+            return True
+
+        def do_POST(self):
+            body = self.body()
+            state["posts"].append((self.path, body))
+            if self.path == "/api/models/load":
+                entry = next(m for m in menu if m["id"] == body["model"])
+                state.update(model=entry["id"], family=entry["family"], backend=body["backend"])
+                return self.send_json(202, {"ok": True, "load_id": "l1", "model": body["model"]})
+            return self.send_json(404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}})
+
+    Handler.site = site
+    return serve(Handler), state
+
+
+def test_what_runs_the_model_switch_lists_that_backends_models_and_every_tab_follows(site, browser):
+    server, state = backend_stand_in(site)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    try:
+        tab, other = context.new_page(), context.new_page()
+        for page in (tab, other):
+            page.goto(chapter(url, "01"))
+            page.locator(".agentloop-panel button.al-run").first.wait_for(timeout=20000)
+        panel = tab.locator(".agentloop-panel").first
+        menu = panel.locator("details.al-model")
+        menu.locator("summary").click()
+        switch = menu.locator("select.al-backend-select")
+        assert switch.input_value() == "transformers"
+        tab.wait_for_function("() => document.querySelector('select.al-model-select').options.length > 0")
+        assert menu.locator("select.al-model-select option").all_inner_texts()[0].startswith("agent-qwen3_5")
+        assert menu.locator("select.al-model-select option").count() == 1  # only what transformers can run
+
+        switch.select_option("vllm")
+        tab.wait_for_function(
+            "() => document.querySelector('select.al-model-select').value === 'agent-gemma4'")
+        assert menu.locator("select.al-model-select option").count() == 1
+        menu.locator("button.al-load").click()
+        panel.locator(".al-status", has_text="on vLLM at http://127.0.0.1:8100").wait_for(timeout=10000)
+        assert state["posts"][0] == ("/api/models/load", {"model": "agent-gemma4", "backend": "vllm"})
+        # The other tab follows on its next status poll: its switch and its status line.
+        other_panel = other.locator(".agentloop-panel").first
+        other_panel.locator(".al-status", has_text="agent-gemma4 (gemma4), on vLLM").wait_for(timeout=10000)
+        assert other_panel.locator("select.al-backend-select").input_value() == "vllm"
+
+        switch.select_option("transformers")
+        tab.wait_for_function(
+            "() => document.querySelector('select.al-model-select').value === 'agent-qwen3_5'")
+        menu.locator("button.al-load").click()
+        panel.locator(".al-status", has_text="agent-qwen3_5 (qwen3_5), on this machine").wait_for(timeout=10000)
+        assert state["posts"][1] == ("/api/models/load", {"model": "agent-qwen3_5", "backend": "transformers"})
+    finally:
+        context.close()
+        server.shutdown()

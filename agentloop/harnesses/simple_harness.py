@@ -261,8 +261,9 @@ def run_reporting_errors(harness: SimpleHarness) -> None:
     try:
         harness.run()
     except Exception as e:
-        harness.emit("error", message={"en": f"The run failed: {type(e).__name__}: {e}",
-                                       "zh": f"執行失敗：{type(e).__name__}: {e}"})
+        # A backend that knows what went wrong (VLLMBackend's ServerError) says it in both languages itself.
+        harness.emit("error", message={"en": f"The run failed: {getattr(e, 'en', f'{type(e).__name__}: {e}')}",
+                                       "zh": f"執行失敗：{getattr(e, 'zh', f'{type(e).__name__}: {e}')}"})
         harness.emit("run_end", stop_reason="error", final="", steps=0,
                      ms=round((time.perf_counter() - harness._start) * 1000, 1))
 

@@ -47,7 +47,12 @@ const SETTINGS = [
 // results their own ms; these are the fallbacks when a recording has no timing for an event.
 const PACE = { token: 20, decision: 600, other: 150, max: 1500 };
 
-const KIND_LABEL = { tiny: "tiny, random weights", trained: "tiny, trained toy", real: "real" };
+const KIND_LABEL = {
+  tiny: "tiny, random weights",
+  trained: "tiny, trained toy",
+  real: "real",
+  served: "served by vLLM",
+};
 
 // "0.8B, not downloaded", "0.8B, 1.75 GB", "3.7M parameters, 7.48 MB".
 function sizeText(m) {
@@ -460,10 +465,23 @@ class Panel {
     select.setAttribute("aria-label", "Model");
     const field = el("label", "al-field al-model-field");
     field.append(el("span", null, "Model (one for every tab)"), select);
+    // What runs the model (chapter 11): transformers in the demo server, or a vLLM server.
+    const backend = el("select", "al-backend-select");
+    backend.setAttribute("aria-label", "What runs the model");
+    for (const [value, label] of [
+      ["transformers", "transformers (here)"],
+      ["vllm", "vLLM (a server)"],
+    ]) {
+      const o = el("option", null, label);
+      o.value = value;
+      backend.append(o);
+    }
+    const backendField = el("label", "al-field al-backend-field");
+    backendField.append(el("span", null, "What runs the model"), backend);
     const load = el("button", "al-btn al-load", "Load");
     load.type = "button";
     const row = el("div", "al-model-row");
-    row.append(field, load);
+    row.append(backendField, field, load);
     const desc = el("div", "al-model-desc");
     const progress = el("div", "al-model-progress");
     progress.hidden = true;
@@ -481,6 +499,7 @@ class Panel {
       summary,
       name,
       select,
+      backend,
       load,
       desc,
       progress,
@@ -496,6 +515,10 @@ class Panel {
       menu.chosen = select.value; // kept across refreshes of the list until the reader picks again
       this.describe();
       this.updateLoadButton();
+    });
+    backend.addEventListener("change", () => {
+      menu.chosenBackend = backend.value;
+      this.fillMenu(false); // the models this backend can run
     });
     load.addEventListener("click", () => this.loadChosen());
     return menu;
@@ -522,8 +545,14 @@ class Panel {
       return;
     }
     if (this.destroyed || this.modelMenu !== menu) return;
-    menu.entries = answer.models.filter((m) => m && typeof m.id === "string");
-    const current = (serverStatus.status && serverStatus.status.model) || answer.current || null;
+    const s = serverStatus.status || {};
+    const kind = menu.chosenBackend || s.backend || "transformers";
+    menu.backend.value = kind;
+    // An entry without `backends` (an older server) runs on transformers only.
+    const runs = (m) => (Array.isArray(m.backends) ? m.backends : ["transformers"]).includes(kind);
+    menu.entries = answer.models.filter((m) => m && typeof m.id === "string" && runs(m));
+    const current =
+      (s.backend || "transformers") === kind ? s.model || answer.current || null : null;
     const options = menu.entries.map((m) => {
       const o = el("option", null, optionLabel(m));
       o.value = m.id;
@@ -574,8 +603,9 @@ class Panel {
     const s = serverStatus.status || {};
     const chosen = menu.select.value;
     const loading = !!s.loading || !!(serverStatus.load && !serverStatus.load.done);
+    const sameBackend = menu.backend.value === (s.backend || "transformers");
     menu.load.disabled =
-      menu.select.disabled || !chosen || loading || (chosen === s.model && !loading);
+      menu.select.disabled || !chosen || loading || (chosen === s.model && sameBackend);
     menu.load.textContent = loading ? "Loading…" : "Load";
   }
 
@@ -586,7 +616,7 @@ class Panel {
     menu.msg.replaceChildren();
     menu.load.disabled = true;
     try {
-      await serverStatus.loadModel(model);
+      await serverStatus.loadModel(model, menu.backend.value);
     } catch (err) {
       if (this.destroyed || this.modelMenu !== menu) return;
       const ev =
@@ -612,6 +642,8 @@ class Panel {
     if (following)
       line = `Live: ${following}`; // the stream's news is the freshest
     else if (s.loading) line = `Live: loading ${s.loading_model || "a model"}…`;
+    else if (who && s.backend === "vllm")
+      line = `Live: ${who}, on vLLM${s.where ? " at " + s.where : ""}.`;
     else if (who) line = `Live: ${who}, on this machine.`;
     else if (s.ok === false || s.model === null)
       line = "Live: no model is loaded; pick one in the model menu.";
@@ -624,7 +656,8 @@ class Panel {
     }
     this.root.classList.toggle("al-gone", false);
     if (s.error && !s.model && !s.loading) showMessage(menu.msg, "No model is loaded.", s.error);
-    if (prev && prev.model !== s.model && s.model) {
+    if (prev && (prev.model !== s.model || prev.backend !== s.backend) && s.model) {
+      menu.chosenBackend = null; // every tab follows the backend another tab picked
       this.applyDefaults(s.defaults);
       menu.chosen = null;
       this.fillMenu(false); // marks the new current model and selects it

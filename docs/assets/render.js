@@ -40,7 +40,9 @@ function fillPopover(box, ev) {
   row(facts, ["channel", ev.channel || "—"]);
   row(facts, ["p", fmtP(ev.p)]);
   row(facts, ["logprob", typeof ev.logprob === "number" ? ev.logprob.toFixed(3) : "—"]);
-  row(facts, ["rank", fmtNum(ev.rank)]);
+  // A server that tells ranks only inside its top N (vLLM's /v1/completions) sends rank null and
+  // rank_beyond N.
+  row(facts, ["rank", ev.rank == null && ev.rank_beyond ? `below ${ev.rank_beyond}` : fmtNum(ev.rank)]);
   row(facts, ["p_sampled", fmtP(ev.p_sampled)]);
   row(facts, [
     "kept",
@@ -55,7 +57,8 @@ function fillPopover(box, ev) {
     top.forEach((c, i) => {
       row(
         t,
-        [String(i + 1), showPiece(c.piece), fmtP(c.p), c.kept ? "yes" : "no"],
+        // null: not known here (a backend that does not hold the logits)
+        [String(i + 1), showPiece(c.piece), fmtP(c.p), c.kept == null ? "—" : c.kept ? "yes" : "no"],
         c.id === ev.id ? "al-chosen" : null,
       );
     });

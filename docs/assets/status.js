@@ -62,7 +62,8 @@ export const serverStatus = {
   setStatus(status) {
     const prev = this.status;
     this.status = status;
-    if (!prev || prev.model !== status.model) this.menu = null; // sizes and `current` changed
+    // sizes, `current` and the backends' lists changed
+    if (!prev || prev.model !== status.model || prev.backend !== status.backend) this.menu = null;
     if (status.loading && !this.source) this.follow();
     // A load this page stopped following (it navigated) and that has ended since: nothing left to
     // show.
@@ -87,8 +88,8 @@ export const serverStatus = {
 
   // POST the switch; the stream then tells every panel how it goes. Throws the server's refusal
   // (409 while a run or a load is going) for the panel that asked to show.
-  async loadModel(model) {
-    await postJSON("load", null, { model });
+  async loadModel(model, backend) {
+    await postJSON("load", null, { model, backend: backend || "transformers" });
     this.loadEvent({ type: "load_start", model });
     this.follow();
   },

@@ -1,0 +1,120 @@
+"""VLLMBackend's speed: against SimpleBackend on the same model and prompt, and against a bare
+streamed client.
+
+A vLLM server serves agent-qwen3_5 (started here from .venv-vllm, `make vllm`, and stopped at the
+end; or the one at $VLLM_URL). Each round, interleaved: VLLMBackend.generate()
+(/inference/v1/generate and /v1/completions), a bare client that streams /v1/completions with the
+same request body and only counts tokens, and SimpleBackend (transformers, float32 on this CPU).
+Every side decodes the same N tokens greedily (stop tokens off). Prints tokens/s and time to first
+token for each, then the ratios (medians over the rounds), last: VLLMBackend ÷ SimpleBackend, and
+VLLMBackend ÷ bare client (what the per-token events cost; target ≥ 0.9). The server's prefix cache
+holds the prompt after the first request, so time to first token is a cached prefill on the vLLM
+sides (SimpleBackend has no prefix cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from agentloop.model_backends import vllm_backend  # noqa: E402
+from agentloop.model_backends.simple_backend import SimpleBackend  # noqa: E402
+
+# noqa: E402
+from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, VLLMBackend, stream
+from agentloop.model_backends.vllm_local import LocalServer  # noqa: E402
+from agentloop.model_families import Sampling  # noqa: E402
+from agentloop.paths import MODELS_DIR  # noqa: E402
+
+MODEL = "agent-qwen3_5"
+N = 256
+ROUNDS = 5
+QUESTION = [{"role": "user", "content": "Count the letters in strawberry."}]
+GREEDY = Sampling(temperature=0, max_new_tokens=N)
+
+
+def backend_side(llm, encoded) -> tuple[float, float]:
+    """(tokens/s from the request to the last token, ms to the first token) of llm.generate()."""
+    start = time.perf_counter()
+    first_ms, n = None, 0
+    for ev in llm.generate(encoded, GREEDY, lambda: False):
+        if ev["type"] == "prefill":
+            first_ms = ev["ms"]
+        n += ev["type"] == "token"
+    assert n == N, n
+    return n / (time.perf_counter() - start), first_ms
+
+
+def bare_side(llm, encoded) -> tuple[float, float]:
+    """The same request body to /v1/completions, streamed, nothing done per token but counting."""
+    body = llm._request(COMPLETIONS, encoded.ids, GREEDY, N)
+    start = time.perf_counter()
+    first_ms, n = None, 0
+    with stream(llm.url, COMPLETIONS, body, 60.0) as chunks:
+        for chunk in chunks:
+            for choice in chunk.get("choices") or []:
+                got = len(choice.get("token_ids") or [])
+                if got and first_ms is None:
+                    first_ms = (time.perf_counter() - start) * 1000
+                n += got
+    assert n == N, n
+    return n / (time.perf_counter() - start), first_ms
+
+
+def main() -> None:
+    # Stop tokens off on every side, so each decodes exactly N tokens.
+    vllm_backend.NEUTRAL["ignore_eos"] = True
+    server = None
+    url = os.environ.get("VLLM_URL")
+    if not url:
+        log = Path(tempfile.mkdtemp()) / "vllm.log"
+        server = LocalServer(str(MODELS_DIR / MODEL), 8177, log).wait()
+        url = server.url
+    try:
+        sides = {
+            "generate": VLLMBackend(url, endpoint=GENERATE),
+            "completions": VLLMBackend(url, endpoint=COMPLETIONS),
+        }
+        for llm in sides.values():
+            llm.eos_ids = set()
+        simple = SimpleBackend(str(MODELS_DIR / MODEL), device="cpu")
+        simple.eos_ids = set()
+        encoded = simple.encode(simple.render(QUESTION, None, False))
+        figures: dict[str, list[tuple[float, float]]] = {
+            k: [] for k in ("generate", "completions", "bare", "simple")
+        }
+        for round_ in range(ROUNDS + 1):  # the first round warms up every side and is not counted
+            measured = {name: backend_side(llm, encoded) for name, llm in sides.items()}
+            measured["bare"] = bare_side(sides["completions"], encoded)
+            measured["simple"] = backend_side(simple, encoded)
+            if round_:
+                for name, value in measured.items():
+                    figures[name].append(value)
+                print(json.dumps({k: [round(v[0]), round(v[1], 1)] for k, v in measured.items()}))
+        tok_s = {k: statistics.median(v[0] for v in vs) for k, vs in figures.items()}
+        ttft = {k: statistics.median(v[1] for v in vs) for k, vs in figures.items()}
+        for k in figures:
+            print(f"{k}: {tok_s[k]:.0f} tok/s, first token {ttft[k]:.1f} ms")
+        for endpoint in ("generate", "completions"):
+            print(f"tok_per_s_vllm_{endpoint}_over_simple: {tok_s[endpoint] / tok_s['simple']:.3f}")
+            print(
+                f"first_token_ms_vllm_{endpoint}_over_simple: {ttft[endpoint] / ttft['simple']:.3f}"
+            )
+        for endpoint in ("generate", "completions"):
+            print(
+                f"tok_per_s_vllm_{endpoint}_over_bare_client: "
+                f"{tok_s[endpoint] / tok_s['bare']:.3f} "
+                f"(target ≥ 0.9)"
+            )
+    finally:
+        if server is not None:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

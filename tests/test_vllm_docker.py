@@ -1,0 +1,139 @@
+"""compose/compose.yaml and vllm_docker: Docker cannot run on these machines, so the compose file is
+read by a real compose implementation (`docker compose config`, else Debian's `docker-compose
+config`), and vllm_docker is checked for the commands and environment it would run; the download
+before them is real (the fake Hub)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from agentloop import model_families
+from agentloop.model_backends import model_folder, vllm_docker
+from tests.fake_hub import ORG
+
+QWEN = f"{ORG}/tiny-qwen3_5"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "models"
+    monkeypatch.setattr(model_folder, "MODELS_DIR", folder)
+    return folder
+
+
+def config(env: dict, mtp: bool) -> str:
+    """The compose file as compose resolves it, for the service's profile."""
+    command = [
+        *vllm_docker.compose(),
+        "-f",
+        str(vllm_docker.COMPOSE_FILE),
+        "-p",
+        vllm_docker.PROJECT,
+        "--profile",
+        "mtp" if mtp else "plain",
+        "config",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_compose_file_resolves_with_the_pinned_image_models_read_only_and_the_revision(
+    cache, monkeypatch
+):
+    monkeypatch.setitem(
+        model_families.REVISIONS, "Qwen/Qwen3.5-0.8B", "2fc06364715b967f1860aea9cf38778875588b17"
+    )
+    env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", port=8123)
+    text = config(env, mtp=False)
+    assert "image: vllm/vllm-openai:v0.32.0" in text
+    assert f"{cache.resolve()}:/models:ro" in text
+    assert "vllm-compile-cache:/root/.cache/vllm" in text
+    assert "HF_HUB_OFFLINE: '1'" in text and "HF_HUB_CACHE: /models" in text
+    assert "- --revision\n    - 2fc06364715b967f1860aea9cf38778875588b17" in text
+    assert "- --served-model-name\n    - Qwen/Qwen3.5-0.8B" in text
+    assert "127.0.0.1:8123:8000" in text and "ipc: host" in text
+    assert "--speculative-config" not in text.split("vllm-mtp:")[0]
+
+
+def test_compose_mtp_service_carries_the_speculative_config(fake_hub, cache):
+    env = vllm_docker.environment(QWEN, mtp=True)
+    assert json.loads(env["VLLM_SPECULATIVE_CONFIG"]) == {
+        "method": "mtp",
+        "num_speculative_tokens": 3,
+    }
+    text = config(env, mtp=True)
+    mtp_service = text.split("vllm-mtp:")[1]
+    assert "- --speculative-config" in mtp_service and "num_speculative_tokens" in mtp_service
+    assert "--per-request-spec-decode-metrics" in mtp_service
+
+
+def test_gemma_mtp_names_its_drafter(fake_hub, fake_hub_repos, cache):
+    gemma = f"{ORG}/tiny-gemma4"
+    assert gemma in fake_hub_repos, "the tiny Gemma is missing: run `make models`"
+    config_json = json.loads(vllm_docker.speculative_config(gemma))
+    assert config_json["model"] == gemma + "-assistant"
+
+
+class Answering:
+    """A loopback HTTP server that answers /v1/models only after `after` requests, as vLLM does once
+    loaded."""
+
+    def __init__(self, after: int):
+        self.asked = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.asked += 1
+                ready = outer.asked > after
+                self.send_response(200 if ready else 503)
+                self.end_headers()
+                self.wfile.write(b'{"data": []}' if ready else b"{}")
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def test_start_downloads_first_then_composes_up_and_waits(fake_hub, cache):
+    ran = []
+    server = Answering(after=2)
+    evs = list(
+        vllm_docker.start(
+            QWEN, port=server.port, run=lambda cmd, **kw: ran.append((cmd, kw["env"]))
+        )
+    )
+    server.httpd.shutdown()
+    assert [e["type"] for e in evs] == ["family", "loading", "ready"]
+    assert evs[0]["family"] == "qwen3_5" and server.asked == 3
+    # The weights were in models/ before compose ran: the container cannot download.
+    assert list(cache.glob("models--*/snapshots/*/model.safetensors"))
+    ((command, env),) = ran
+    assert (
+        command[-4:] == ["plain", "up", "-d", "vllm"] and str(vllm_docker.COMPOSE_FILE) in command
+    )
+    assert env["VLLM_MODEL"] == QWEN and env["AGENTLOOP_MODELS"] == str(cache.resolve())
+    assert env["VLLM_PORT"] == str(server.port) and "VLLM_SPECULATIVE_CONFIG" not in env
+
+
+def test_start_refuses_an_unsupported_model_before_any_weights(fake_hub, cache):
+    from tests.fake_hub import UNSUPPORTED
+
+    with pytest.raises(model_families.UnsupportedModel):
+        list(vllm_docker.start(UNSUPPORTED, run=lambda *a, **k: pytest.fail("compose ran")))
+    assert not list(cache.glob("models--*/snapshots/*/*.safetensors"))
+
+
+def test_stop_composes_down_both_profiles():
+    ran = []
+    vllm_docker.stop(run=lambda cmd, **kw: ran.append(cmd))
+    assert ran[0][-5:] == ["--profile", "plain", "--profile", "mtp", "down"]
