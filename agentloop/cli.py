@@ -39,6 +39,24 @@ def _sandbox(args) -> int:
     return sandbox.cli_main(args)
 
 
+def _tool(args) -> int:
+    """One tool call, as pi's extension makes it: the arguments as JSON in, {output, is_error} as JSON out."""
+    import json
+    from pathlib import Path
+
+    from agentloop.tools import TOOLS, ToolOutput, validate
+
+    tool = TOOLS.get(args.name)
+    try:
+        call = json.loads(args.args)
+        error = f"unknown tool {args.name!r}" if tool is None else validate(tool, call)
+    except json.JSONDecodeError as e:
+        error = f"the arguments are not JSON: {e}"
+    out = ToolOutput(f"Invalid arguments: {error}", True) if error else tool.run(call, Path(args.folder))
+    print(json.dumps({"output": out.output, "is_error": out.is_error}, ensure_ascii=False))
+    return 0
+
+
 def _run(args) -> int:
     from agentloop import terminal
 
@@ -97,6 +115,12 @@ def parser() -> argparse.ArgumentParser:
     sb.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
     sb.add_argument("-c", dest="code", required=True, help="the code to run")
     sb.set_defaults(func=_sandbox)
+
+    tl = sub.add_parser("tool", help="run one of agentloop's tools on a folder (pi's extension calls this)")
+    tl.add_argument("name", help="run_python, list_files or read_file")
+    tl.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
+    tl.add_argument("--args", required=True, help="the call's arguments as a JSON object")
+    tl.set_defaults(func=_tool)
 
     srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")

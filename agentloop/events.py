@@ -15,7 +15,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "step_start": ("step",),
     # The whole prompt of this step as the model reads it; `added_from` is where this step's new text starts.
     "context": ("step", "prompt", "n_tokens", "added_from", "media_tokens", "context_length", "roles"),
-    # pi's request to its provider, as JSON (the pi harness).
+    # pi's request to its provider, as JSON (the pi harness); `added_from`: the first message new this step.
     "request": ("step", "payload"),
     # From the backend: the prompt's forward pass, then one event per generated token.
     "prefill": ("step", "n_tokens", "ms"),
@@ -35,6 +35,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 OPTIONAL: dict[str, tuple[str, ...]] = {
+    "request": ("added_from",),
     "token": ("drafted", "forced"),
     "model_end": ("usage",),
     "tool_call": ("error",),
