@@ -1,4 +1,5 @@
-"""`agentloop run`: SimpleHarness in the terminal, each event printed as it comes, permission asked with y/n."""
+"""`agentloop run`: SimpleHarness (or PiHarness, `--harness pi`) in the terminal, each event printed as it comes,
+permission asked with y/n."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from agentloop.tools import select
 
@@ -30,6 +32,7 @@ def settings_from(args, defaults) -> RunSettings:
         top_p=defaults.top_p if args.top_p is None else args.top_p,
         top_k=defaults.top_k if args.top_k is None else args.top_k,
         use_tools=not args.no_tools, tools=tools, auto_approve=args.yes, mtp=args.mtp,
+        pi_model=getattr(args, "pi_model", None) or "",
     )
 
 
@@ -39,7 +42,8 @@ def run(args) -> int:
     llm = SimpleBackend(args.model or default_model())
     settings = settings_from(args, llm.sampling_defaults)
     inbox: queue.Queue = queue.Queue()
-    harness = SimpleHarness(llm, [], args.question, settings, inbox.put, Path(args.folder) if args.folder else None)
+    harness_class = PiHarness if args.harness == "pi" else SimpleHarness
+    harness = harness_class(llm, [], args.question, settings, inbox.put, Path(args.folder) if args.folder else None)
     worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
     worker.start()
     show = print_json if args.json else Printer().show
@@ -96,6 +100,13 @@ class Printer:
                        if mtp else "")
             self.line(f"   [{e['finish']}{' at ' + e['stop_piece'] if e['stop_piece'] else ''}: {e['n_tokens']} tokens, "
                       f"{e['tok_per_s']} tok/s{drafted}]")
+        elif kind == "delta":
+            sys.stdout.write(e["text"])
+            sys.stdout.flush()
+            self.streaming = True
+        elif kind == "request":
+            self.line(f"   pi's request: {len(e['payload'].get('messages', []))} messages, "
+                      f"new from message {e.get('added_from', 0)}")
         elif kind == "tool_call":
             if e.get("error") and e["name"] is None:
                 self.line(f"   format error: {e['error']}")
