@@ -18,7 +18,8 @@ import pytest
 
 from agentloop import events
 from agentloop.harnesses.model_endpoint import ModelEndpoint
-from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess
+from agentloop.harnesses import pi_harness
+from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
 from agentloop.harnesses.simple_harness import RunSettings
 from agentloop.paths import MODELS_DIR
 from agentloop.tools import TOOLS
@@ -287,3 +288,17 @@ def test_cli_runs_a_question_through_pi(home, tmp_path):
     evs = [json.loads(line) for line in r.stdout.splitlines()]
     assert r.returncode == 0, r.stderr[-2000:]
     assert evs[0]["harness"] == "pi" and evs[-1]["stop_reason"] == "final" and ANSWER in evs[-1]["final"]
+
+
+def test_pis_own_models_menu_says_plainly_when_pi_has_no_credentials(home, monkeypatch):
+    for key in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setattr(pi_harness, "_menu", {})
+    menu = pi_own_models()
+    assert menu["models"] == [] and "no credentials" in menu["message"]["en"] and menu["message"]["zh"]
+    # With a key in the environment, pi lists that provider's models (listing them reaches no network).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
+    assert pi_own_models() is menu  # asked at most once a minute
+    later = pi_own_models(clock=lambda: 10**9)
+    assert later["message"] is None and later["models"]
+    assert all(m["provider"] == "anthropic" and m["id"].startswith("anthropic/") for m in later["models"])

@@ -383,6 +383,42 @@ class PiProcess:
             del self._stderr[:-50]
 
 
+MENU_EVERY_S = 60.0  # pi's own models are asked for at most this often: each ask starts a pi
+NO_CREDENTIALS = {
+    "en": "pi has no credentials on this machine: none of its providers has an API key in the server's "
+          "environment (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), so pi can only ask this page's model.",
+    "zh": "這台機器上的 pi 沒有任何憑證：伺服器的環境變數裡沒有任何供應商的 API 金鑰（例如 ANTHROPIC_API_KEY 或 "
+          "OPENAI_API_KEY），所以 pi 只能使用本頁的模型。",
+}
+_menu: dict = {}
+_menu_lock = threading.Lock()
+
+
+def pi_own_models(clock: Callable[[], float] = time.monotonic) -> dict:
+    """The models pi has credentials for, from RPC get_available_models in a private agent dir (so only keys in
+    the environment count, never the user's ~/.pi), asked at most once every MENU_EVERY_S seconds.
+    {"models": [{id: "provider/id", name, provider, reasoning, input, cost}], "message": {en, zh} | None}"""
+    with _menu_lock:
+        if _menu and clock() - _menu["at"] < MENU_EVERY_S:
+            return _menu["value"]
+        agent_dir = Path(tempfile.mkdtemp(prefix="agentloop-pi-menu-"))
+        try:
+            (agent_dir / "settings.json").write_text(json.dumps(PI_SETTINGS))
+            pi = PiProcess(pi_command(), agent_dir, pi_env(agent_dir, {}))
+            try:
+                found = pi.command("get_available_models").get("models") or []
+            finally:
+                pi.close()
+        finally:
+            shutil.rmtree(agent_dir, ignore_errors=True)
+        models = [{"id": f"{m['provider']}/{m['id']}", "name": m.get("name") or m["id"], "provider": m["provider"],
+                   "reasoning": bool(m.get("reasoning")), "input": m.get("input") or ["text"],
+                   "cost": m.get("cost") or {}} for m in found]
+        value = {"models": models, "message": None if models else NO_CREDENTIALS}
+        _menu.update(at=clock(), value=value)
+        return value
+
+
 def pi_command() -> list[str]:
     """pi in RPC mode with nothing of the user's: no extensions, skills, templates, themes, context files or MCP,
     no session file; our extension; pi's built-in tools off (the extension registers ours instead)."""
