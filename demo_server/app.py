@@ -17,6 +17,7 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentloop.harnesses.pi_harness import pi_own_models
 from agentloop.model_backends import model_folder
 from demo_server import stages
 from demo_server.book import Book
@@ -25,7 +26,7 @@ from demo_server.errors import ApiError, error_response
 from demo_server.guard import MAX_BODY, TOKEN_HEADER, Guard, allowed_hosts
 from demo_server.runs import ORPHAN_S
 from demo_server.schemas import (Decision, Empty, ErrorBody, LoadRequest, LoadStarted, ModelMenu, NextToken,
-                                 NextTokenRequest, Ok, RenderRequest, Rendered, RunRequest, RunStarted, Status,
+                                 NextTokenRequest, Ok, PiModels, RenderRequest, Rendered, RunRequest, RunStarted, Status,
                                  TokenizeRequest, Tokenized)
 
 DESCRIPTION = f"""
@@ -100,6 +101,10 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
         if job is None:
             raise ApiError(404, "No model has been loaded yet.", "還沒有載入過模型。")
         return event_stream(job.log)
+
+    @app.get("/api/pi/models", response_model=PiModels, summary="The models pi has credentials for")
+    def pi_models():
+        return pi_own_models()
 
     @app.post("/api/runs", response_model=RunStarted, dependencies=tokened, responses=ERRORS,
               summary="Start a run (refused with 409 while another run or a load is under way)")

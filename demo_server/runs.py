@@ -1,4 +1,4 @@
-"""A run: SimpleHarness in a worker thread, its events kept in an EventLog for every reader.
+"""A run: SimpleHarness (or PiHarness, settings.harness "pi") in a worker thread, its events kept in an EventLog for every reader.
 
 The run's model is the shared one (current.py), seen through RunModel: its generate() holds the model lock for the
 whole generation, so nothing else runs a forward pass on the same weights meanwhile, and continuations forced
@@ -15,6 +15,7 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Iterator
 
+from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.stream import EventLog
 
@@ -57,7 +58,8 @@ class Run:
                  orphan_s: float = ORPHAN_S):
         self.log = EventLog(("run_end",))
         self.files = Path(tempfile.mkdtemp(prefix="agentloop-run-"))  # the conversation's folder, seen as /data
-        self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
+        harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
+        self.harness = harness_class(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
         self.pending: set[str] = set()  # call ids whose permission is asked and not yet answered
         self.waiting_since: float | None = None

@@ -302,3 +302,15 @@ def test_pis_own_models_menu_says_plainly_when_pi_has_no_credentials(home, monke
     later = pi_own_models(clock=lambda: 10**9)
     assert later["message"] is None and later["models"]
     assert all(m["provider"] == "anthropic" and m["id"].startswith("anthropic/") for m in later["models"])
+
+
+def test_chapter_16_recordings_show_the_same_prompts_in_both_harnesses():
+    # Chapter 16 says so: with pi's system prompt replaced by agentloop's, the model reads the same text at
+    # every step in both loops, so greedy decoding writes the same tokens.
+    runs = Path(__file__).resolve().parent.parent / "docs" / "chapters" / "runs"
+    simple, pi = ([json.loads(line) for line in (runs / f"ch16-{n}.jsonl").read_text().splitlines()]
+                  for n in ("simple", "pi"))
+    assert simple[0]["harness"] == "simple" and pi[0]["harness"] == "pi"
+    assert [e["prompt"] for e in only(simple, "context")] == [e["prompt"] for e in only(pi, "context")]
+    assert [e["id"] for e in only(simple, "token")] == [e["id"] for e in only(pi, "token")]
+    assert simple[-1]["final"] == pi[-1]["final"] and ANSWER in pi[-1]["final"]

@@ -17,22 +17,27 @@ const DENIED = "The user denied this tool call. Do not run it again; answer with
 type AgentloopTool = { name: string; description: string; parameters: any };
 
 export default function (pi: any) {
+  // [quote:request]
   pi.on("before_provider_request", (event: any, ctx: any) => {
     ctx.ui.notify(REQUEST_MARK + JSON.stringify(event.payload), "info");
   });
+  // [/quote:request]
 
+  // [quote:permission]
   // A gate fails closed: anything but a clear yes blocks the call.
   pi.on("tool_call", async (event: any, ctx: any) => {
     const question = JSON.stringify({ call_id: event.toolCallId, name: event.toolName, args: event.input });
     const approved = await ctx.ui.confirm("agentloop:permission", question);
     return approved === true ? undefined : { block: true, reason: DENIED };
   });
+  // [/quote:permission]
 
   const system = process.env.AGENTLOOP_SYSTEM_PROMPT;
   if (system) pi.on("before_agent_start", () => ({ systemPrompt: system }));
 
   const tools: AgentloopTool[] = JSON.parse(process.env.AGENTLOOP_TOOLS || "[]");
   const python = process.env.AGENTLOOP_PYTHON || "python3";
+  // [quote:tools]
   for (const tool of tools) {
     pi.registerTool({
       name: tool.name,
@@ -54,4 +59,5 @@ export default function (pi: any) {
       },
     });
   }
+  // [/quote:tools]
 }

@@ -46,6 +46,7 @@ class RunSettings:
     max_format_errors: int = 3
     time_limit_s: float | None = 600.0
     mtp: bool = False  # drafted decoding (chapter 10): the same tokens, fewer forward passes of the model
+    harness: str = "simple"  # which loop runs the question: "simple" (this one) or "pi" (pi_harness.py)
     pi_model: str = ""  # PiHarness only: one of pi's own models as "provider/id"; "": this page's model
 
     @property
