@@ -1,6 +1,7 @@
-"""PiHarness and ModelEndpoint on the real parts: pi from `npm ci`, its Node 22, the endpoint on loopback, and
-the trained default model (agent-qwen3_5). No network. The one scripted peer stands in for pi only to send
-responses out of order, which real pi does when it likes and cannot be made to on cue."""
+"""PiHarness and ModelEndpoint on the real parts: pi from `npm ci`, its Node 22, the endpoint on
+loopback, and the trained default model (agent-qwen3_5). No network. The one scripted peer stands in
+for pi only to send responses out of order, which real pi does when it likes and cannot be made to
+on cue."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import httpx
 import pytest
 
 from agentloop import events
-from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses import pi_harness
+from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
 from agentloop.harnesses.simple_harness import RunSettings
 from agentloop.paths import MODELS_DIR
@@ -47,25 +48,38 @@ def pi_installed():
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    """A HOME of the test's own, with a user's pi dir that must never be read: its extension would leave a mark,
-    its settings would turn pi's retries on."""
+    """A HOME of the test's own, with a user's pi dir that must never be read: its extension would
+    leave a mark, its settings would turn pi's retries on."""
     home = tmp_path / "home"
     trap = home / ".pi" / "agent" / "extensions"
     trap.mkdir(parents=True)
     (trap / "trap.ts").write_text(
-        f'import {{ writeFileSync }} from "node:fs";\n'
-        f'export default function () {{ writeFileSync({json.dumps(str(home / "TRAP-LOADED"))}, "read"); }}\n')
+        'import { writeFileSync } from "node:fs";\n'
+        "export default function () { writeFileSync("
+        + json.dumps(str(home / "TRAP-LOADED"))
+        + ', "read"); }\n'
+    )
     (home / ".pi" / "agent" / "settings.json").write_text('{"retry": {"enabled": true}}')
     monkeypatch.setenv("HOME", str(home))
     before = sorted(p.relative_to(home) for p in home.rglob("*"))
     yield home
-    assert sorted(p.relative_to(home) for p in home.rglob("*")) == before, "pi wrote into the user's HOME"
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == before, (
+        "pi wrote into the user's HOME"
+    )
 
 
-def run_pi(llm, folder: Path, decide=lambda e: True, on_event=None, **settings) -> tuple[list[dict], PiHarness]:
+def run_pi(
+    llm, folder: Path, decide=lambda e: True, on_event=None, **settings
+) -> tuple[list[dict], PiHarness]:
     got: list[dict] = []
-    harness = PiHarness(llm, [], settings.pop("question", QUESTION),
-                        RunSettings(temperature=0, max_new_tokens=128, **settings), lambda e: None, folder)
+    harness = PiHarness(
+        llm,
+        [],
+        settings.pop("question", QUESTION),
+        RunSettings(temperature=0, max_new_tokens=128, **settings),
+        lambda e: None,
+        folder,
+    )
 
     def emit(event):
         events.check(event)
@@ -93,23 +107,38 @@ def assert_gone(harness: PiHarness) -> None:
 def test_a_question_through_pi_arrives_as_the_books_events_in_order(agent, folder, home):
     evs, harness = run_pi(agent, folder)
     kinds = [e["type"] for e in evs if e["type"] not in ("token", "prefill")]
-    assert kinds == ["run_start",
-                     "step_start", "request", "context", "model_end",
-                     "tool_call", "permission", "decision", "tool_result",
-                     "step_start", "request", "context", "model_end", "run_end"]
+    assert kinds == [
+        "run_start",
+        "step_start",
+        "request",
+        "context",
+        "model_end",
+        "tool_call",
+        "permission",
+        "decision",
+        "tool_result",
+        "step_start",
+        "request",
+        "context",
+        "model_end",
+        "run_end",
+    ]
     assert evs[0]["harness"] == "pi" and evs[0]["tools"] == ["run_python"]
     # Every token of this page's model shows, with its probabilities, as in the built-in harness.
     tokens = only(evs, "token")
     assert tokens and all(0 < t["p"] <= 1 and len(t["top"]) == 5 for t in tokens)
     assert sum(e["n_tokens"] for e in only(evs, "model_end")) == len(tokens)
-    # pi's usage is the endpoint's count; pi resends the whole conversation, and added_from marks the new part.
+    # pi's usage is the endpoint's count; pi resends the whole conversation, and added_from marks
+    # the new part.
     first, second = only(evs, "request")
     assert only(evs, "model_end")[0]["usage"]["input"] == only(evs, "context")[0]["n_tokens"]
     assert second["added_from"] == 2 and len(second["payload"]["messages"]) == 4
     assert second["payload"]["messages"][:2] == first["payload"]["messages"]
     # pi ran our tool after the reader approved, and the model answered from its result.
     call, result = only(evs, "tool_call")[0], only(evs, "tool_result")[0]
-    assert call["name"] == "run_python" and "48213" in call["args"]["code"] and not result["is_error"]
+    assert (
+        call["name"] == "run_python" and "48213" in call["args"]["code"] and not result["is_error"]
+    )
     assert result["output"].strip() == ANSWER and result["call_id"] == call["call_id"]
     assert evs[-1]["stop_reason"] == "final" and ANSWER in evs[-1]["final"]
     assert_gone(harness)
@@ -149,12 +178,17 @@ def test_pi_killed_mid_turn_is_an_error_event_and_leaves_no_process(agent, folde
 
     evs, harness = run_pi(agent, folder, on_event=kill_at_first_token)
     errors = only(evs, "error")
-    assert errors and "pi ended unexpectedly" in errors[0]["message"]["en"] and errors[0]["message"]["zh"]
+    assert (
+        errors
+        and "pi ended unexpectedly" in errors[0]["message"]["en"]
+        and errors[0]["message"]["zh"]
+    )
     assert evs[-1]["type"] == "run_end" and evs[-1]["stop_reason"] == "error"
     assert_gone(harness)
 
 
-# -- ordering: a scripted peer in pi's place ------------------------------------------------------------------
+# -- ordering: a scripted peer in pi's place
+# ------------------------------------------------------------------
 
 PEER = textwrap.dedent("""
     import json, sys
@@ -163,7 +197,8 @@ PEER = textwrap.dedent("""
     prompt = json.loads(sys.stdin.readline())          # sent without waiting for its answer
     state = json.loads(sys.stdin.readline())
     out({"type": "agent_start"})
-    out({"id": state["id"], "type": "response", "command": "get_state", "success": True, "data": {"n": 1}})
+    out({"id": state["id"], "type": "response", "command": "get_state", "success": True,
+         "data": {"n": 1}})
     out({"type": "turn_start"})
     out({"id": prompt["id"], "type": "response", "command": "prompt", "success": True})
     out({"type": "agent_settled", "aborted": False})
@@ -175,9 +210,13 @@ def test_responses_out_of_order_are_matched_by_id(tmp_path):
     peer = PiProcess([sys.executable, "-c", PEER], tmp_path, dict(os.environ))
     try:
         prompt_id = peer.send("prompt", message="hi")
-        assert peer.command("get_state") == {"n": 1}  # its own answer, though another command's was pending
+        assert peer.command("get_state") == {
+            "n": 1
+        }  # its own answer, though another command's was pending
         records: list[dict] = []
-        while len(records) < 3:  # next_record is None when what came was a response (filed by id) or nothing
+        while (
+            len(records) < 3
+        ):  # next_record is None when what came was a response (filed by id) or nothing
             record = peer.next_record(timeout=5)
             records += [record] if record else []
         assert [r["type"] for r in records] == ["agent_start", "turn_start", "agent_settled"]
@@ -186,7 +225,8 @@ def test_responses_out_of_order_are_matched_by_id(tmp_path):
         peer.close()
 
 
-# -- the endpoint alone, as an OpenAI client sees it ----------------------------------------------------------
+# -- the endpoint alone, as an OpenAI client sees it
+# ----------------------------------------------------------
 
 
 @pytest.fixture
@@ -200,10 +240,20 @@ def endpoint(agent):
 
 
 def chat(ep: ModelEndpoint, messages: list[dict], **extra) -> tuple[int, list[dict], str]:
-    body = {"model": "agent-qwen3_5", "stream": True, "messages": messages,
-            "tools": [TOOLS["run_python"].schema()], **extra}
-    with httpx.stream("POST", ep.base_url + "/chat/completions", json=body, timeout=120,
-                      headers={"Authorization": f"Bearer {ep.secret}"}) as r:
+    body = {
+        "model": "agent-qwen3_5",
+        "stream": True,
+        "messages": messages,
+        "tools": [TOOLS["run_python"].schema()],
+        **extra,
+    }
+    with httpx.stream(
+        "POST",
+        ep.base_url + "/chat/completions",
+        json=body,
+        timeout=120,
+        headers={"Authorization": f"Bearer {ep.secret}"},
+    ) as r:
         if r.status_code != 200:
             return r.status_code, [], r.read().decode()
         lines = [line[6:] for line in r.iter_lines() if line.startswith("data: ")]
@@ -215,9 +265,23 @@ def test_endpoint_streams_deltas_tool_calls_and_finish_reasons(endpoint):
     user = {"role": "user", "content": QUESTION}
     status, chunks, _ = chat(endpoint, [user])
     assert status == 200
-    calls = [c for ch in chunks for choice in ch["choices"] for c in choice["delta"].get("tool_calls", [])]
-    finishes = [choice["finish_reason"] for ch in chunks for choice in ch["choices"] if choice["finish_reason"]]
-    assert finishes == ["tool_calls"] and len(calls) == 1 and calls[0]["function"]["name"] == "run_python"
+    calls = [
+        c
+        for ch in chunks
+        for choice in ch["choices"]
+        for c in choice["delta"].get("tool_calls", [])
+    ]
+    finishes = [
+        choice["finish_reason"]
+        for ch in chunks
+        for choice in ch["choices"]
+        if choice["finish_reason"]
+    ]
+    assert (
+        finishes == ["tool_calls"]
+        and len(calls) == 1
+        and calls[0]["function"]["name"] == "run_python"
+    )
     code = json.loads(calls[0]["function"]["arguments"])["code"]
     assert chunks[-1]["usage"]["completion_tokens"] == len(only(endpoint.got, "token"))
     # The tool's result goes back as OpenAI messages; the model answers in content deltas and stops.
@@ -227,27 +291,53 @@ def test_endpoint_streams_deltas_tool_calls_and_finish_reasons(endpoint):
     text = "".join(ch["choices"][0]["delta"].get("content", "") for ch in chunks if ch["choices"])
     assert ANSWER in text and chunks[-2]["choices"][0]["finish_reason"] == "stop"
     assert "48213" in code
-    # The endpoint turned the request back into SimpleHarness's conversation: a dict of arguments, the tool's name.
+    # The endpoint turned the request back into SimpleHarness's conversation: a dict of arguments,
+    # the tool's name.
     assert endpoint.conversation[1]["tool_calls"][0]["function"]["arguments"] == {"code": code}
-    assert endpoint.conversation[2] == {"role": "tool", "name": "run_python", "tool_call_id": calls[0]["id"],
-                                        "content": ANSWER}
+    assert endpoint.conversation[2] == {
+        "role": "tool",
+        "name": "run_python",
+        "tool_call_id": calls[0]["id"],
+        "content": ANSWER,
+    }
     assert only(endpoint.got, "context")[1]["added_from"] > 0
     # max_tokens reached: finish_reason "length".
     status, chunks, _ = chat(endpoint, [user], max_tokens=2)
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "length"
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"stream": True}, "`messages` must be a non-empty list"),
-    ({"stream": False, "messages": [{"role": "user", "content": "hi"}]}, "only streamed completions"),
-    ({"stream": True, "messages": [{"role": "wizard", "content": "hi"}]}, "unknown role 'wizard'"),
-    ({"stream": True, "messages": [{"role": "tool", "tool_call_id": "x", "content": "1"}]}, "answers no earlier"),
-    ({"stream": True, "messages": [{"role": "user", "content": "hi"}], "max_tokens": -1}, "positive integer"),
-    ({"stream": True, "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "only text parts"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"stream": True}, "`messages` must be a non-empty list"),
+        (
+            {"stream": False, "messages": [{"role": "user", "content": "hi"}]},
+            "only streamed completions",
+        ),
+        (
+            {"stream": True, "messages": [{"role": "wizard", "content": "hi"}]},
+            "unknown role 'wizard'",
+        ),
+        (
+            {"stream": True, "messages": [{"role": "tool", "tool_call_id": "x", "content": "1"}]},
+            "answers no earlier",
+        ),
+        (
+            {"stream": True, "messages": [{"role": "user", "content": "hi"}], "max_tokens": -1},
+            "positive integer",
+        ),
+        (
+            {"stream": True, "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
+            "only text parts",
+        ),
+    ],
+)
 def test_endpoint_refuses_a_bad_request_with_a_clear_400(endpoint, body, message):
-    r = httpx.post(endpoint.base_url + "/chat/completions", json=body,
-                   headers={"Authorization": f"Bearer {endpoint.secret}"})
+    r = httpx.post(
+        endpoint.base_url + "/chat/completions",
+        json=body,
+        headers={"Authorization": f"Bearer {endpoint.secret}"},
+    )
     assert r.status_code == 400 and message in r.json()["error"]["message"]
     assert not endpoint.got  # nothing was generated
 
@@ -256,7 +346,9 @@ def test_endpoint_serves_only_the_pi_it_started(endpoint):
     body = {"stream": True, "messages": [{"role": "user", "content": "hi"}]}
     url = endpoint.base_url + "/chat/completions"
     assert httpx.post(url, json=body).status_code == 401
-    assert httpx.post(url, json=body, headers={"Authorization": "Bearer guessed"}).status_code == 401
+    assert (
+        httpx.post(url, json=body, headers={"Authorization": "Bearer guessed"}).status_code == 401
+    )
     from_a_page = {"Authorization": f"Bearer {endpoint.secret}", "Origin": "http://127.0.0.1:8000"}
     assert httpx.post(url, json=body, headers=from_a_page).status_code == 403
     r = httpx.post(url, content=b"not json", headers={"Authorization": f"Bearer {endpoint.secret}"})
@@ -265,9 +357,18 @@ def test_endpoint_serves_only_the_pi_it_started(endpoint):
 
 
 def test_endpoint_stops_generating_soon_after_the_client_goes_away(endpoint):
-    body = {"stream": True, "messages": [{"role": "user", "content": "Hello there!"}], "max_tokens": 128}
-    with httpx.stream("POST", endpoint.base_url + "/chat/completions", json=body, timeout=60,
-                      headers={"Authorization": f"Bearer {endpoint.secret}"}) as r:
+    body = {
+        "stream": True,
+        "messages": [{"role": "user", "content": "Hello there!"}],
+        "max_tokens": 128,
+    }
+    with httpx.stream(
+        "POST",
+        endpoint.base_url + "/chat/completions",
+        json=body,
+        timeout=60,
+        headers={"Authorization": f"Bearer {endpoint.secret}"},
+    ) as r:
         for line in r.iter_lines():
             if line.startswith("data: "):
                 at_close = len(only(endpoint.got, "token"))
@@ -277,17 +378,39 @@ def test_endpoint_stops_generating_soon_after_the_client_goes_away(endpoint):
             break
         threading.Event().wait(0.05)
     done = endpoint.done[1]
-    # A socket's first write after the peer closed still succeeds (the kernel buffers it); the next one fails.
+    # A socket's first write after the peer closed still succeeds (the kernel buffers it); the next
+    # one fails.
     assert done["finish"] == "user_stopped" and done["n_tokens"] <= at_close + 3
 
 
 def test_cli_runs_a_question_through_pi(home, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "agentloop", "run", QUESTION, "--harness", "pi", "--yes", "--json",
-                        "--temperature", "0", "--folder", str(tmp_path)], capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentloop",
+            "run",
+            QUESTION,
+            "--harness",
+            "pi",
+            "--yes",
+            "--json",
+            "--temperature",
+            "0",
+            "--folder",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     evs = [json.loads(line) for line in r.stdout.splitlines()]
     assert r.returncode == 0, r.stderr[-2000:]
-    assert evs[0]["harness"] == "pi" and evs[-1]["stop_reason"] == "final" and ANSWER in evs[-1]["final"]
+    assert (
+        evs[0]["harness"] == "pi"
+        and evs[-1]["stop_reason"] == "final"
+        and ANSWER in evs[-1]["final"]
+    )
 
 
 def test_pis_own_models_menu_says_plainly_when_pi_has_no_credentials(home, monkeypatch):
@@ -295,22 +418,31 @@ def test_pis_own_models_menu_says_plainly_when_pi_has_no_credentials(home, monke
         monkeypatch.delenv(key)
     monkeypatch.setattr(pi_harness, "_menu", {})
     menu = pi_own_models()
-    assert menu["models"] == [] and "no credentials" in menu["message"]["en"] and menu["message"]["zh"]
-    # With a key in the environment, pi lists that provider's models (listing them reaches no network).
+    assert (
+        menu["models"] == [] and "no credentials" in menu["message"]["en"] and menu["message"]["zh"]
+    )
+    # With a key in the environment, pi lists that provider's models (listing them reaches no
+    # network).
     monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
     assert pi_own_models() is menu  # asked at most once a minute
     later = pi_own_models(clock=lambda: 10**9)
     assert later["message"] is None and later["models"]
-    assert all(m["provider"] == "anthropic" and m["id"].startswith("anthropic/") for m in later["models"])
+    assert all(
+        m["provider"] == "anthropic" and m["id"].startswith("anthropic/") for m in later["models"]
+    )
 
 
 def test_chapter_16_recordings_show_the_same_prompts_in_both_harnesses():
-    # Chapter 16 says so: with pi's system prompt replaced by agentloop's, the model reads the same text at
-    # every step in both loops, so greedy decoding writes the same tokens.
+    # Chapter 16 says so: with pi's system prompt replaced by agentloop's, the model reads the same
+    # text at every step in both loops, so greedy decoding writes the same tokens.
     runs = Path(__file__).resolve().parent.parent / "docs" / "chapters" / "runs"
-    simple, pi = ([json.loads(line) for line in (runs / f"ch16-{n}.jsonl").read_text().splitlines()]
-                  for n in ("simple", "pi"))
+    simple, pi = (
+        [json.loads(line) for line in (runs / f"ch16-{n}.jsonl").read_text().splitlines()]
+        for n in ("simple", "pi")
+    )
     assert simple[0]["harness"] == "simple" and pi[0]["harness"] == "pi"
-    assert [e["prompt"] for e in only(simple, "context")] == [e["prompt"] for e in only(pi, "context")]
+    assert [e["prompt"] for e in only(simple, "context")] == [
+        e["prompt"] for e in only(pi, "context")
+    ]
     assert [e["id"] for e in only(simple, "token")] == [e["id"] for e in only(pi, "token")]
     assert simple[-1]["final"] == pi[-1]["final"] and ANSWER in pi[-1]["final"]

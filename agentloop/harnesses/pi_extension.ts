@@ -1,18 +1,25 @@
-// agentloop's one extension for pi (chapter 16), loaded by pi's own loader (jiti: no TypeScript install).
+// agentloop's one extension for pi (chapter 16), loaded by pi's own loader (jiti: no TypeScript
+// install).
 //
 // It does four things and nothing else:
-// 1. reports each request pi sends to its model provider, as a `notify` whose text starts with REQUEST_MARK,
+// 1. reports each request pi sends to its model provider, as a `notify` whose text starts with
+// REQUEST_MARK,
 //    so PiHarness can show the request as the book's `request` event;
-// 2. asks before every tool call with ctx.ui.confirm, which in RPC mode is a question on stdout that PiHarness
+// 2. asks before every tool call with ctx.ui.confirm, which in RPC mode is a question on stdout
+// that PiHarness
 //    answers with the reader's decision: no tool runs unapproved;
-// 3. replaces pi's system prompt with agentloop's (AGENTLOOP_SYSTEM_PROMPT), so the model reads the same
-//    conversation in both harnesses (pi would add a <cwd> section the built-in harness does not have);
-// 4. registers agentloop's tools (tools.py), named in AGENTLOOP_TOOLS, so pi offers the model the same tools
-//    the built-in harness does; each call runs `python -m agentloop tool`, the same code and sandbox.
+// 3. replaces pi's system prompt with agentloop's (AGENTLOOP_SYSTEM_PROMPT), so the model reads the
+// same
+// conversation in both harnesses (pi would add a <cwd> section the built-in harness does not have);
+// 4. registers agentloop's tools (tools.py), named in AGENTLOOP_TOOLS, so pi offers the model the
+// same tools
+// the built-in harness does; each call runs `python -m agentloop tool`, the same code and sandbox.
 // Left out: pi's TUI (RPC mode has none) and anything that changes what pi sends.
 
 const REQUEST_MARK = "agentloop:request ";
-const DENIED = "The user denied this tool call. Do not run it again; answer without it or ask what to do.";
+// The built-in harness's words for a denial (simple_harness.py): the model reads the same refusal.
+const DENIED =
+  "The user denied this tool call. Do not run it again; answer without it or ask what to do.";
 
 type AgentloopTool = { name: string; description: string; parameters: any };
 
@@ -26,7 +33,8 @@ export default function (pi: any) {
   // [quote:permission]
   // A gate fails closed: anything but a clear yes blocks the call.
   pi.on("tool_call", async (event: any, ctx: any) => {
-    const question = JSON.stringify({ call_id: event.toolCallId, name: event.toolName, args: event.input });
+    const call = { call_id: event.toolCallId, name: event.toolName, args: event.input };
+    const question = JSON.stringify(call);
     const approved = await ctx.ui.confirm("agentloop:permission", question);
     return approved === true ? undefined : { block: true, reason: DENIED };
   });
@@ -45,13 +53,15 @@ export default function (pi: any) {
       description: tool.description,
       parameters: tool.parameters,
       async execute(_id: string, params: any, signal: any, _onUpdate: any, ctx: any) {
-        const argv = ["-m", "agentloop", "tool", tool.name, "--folder", ctx.cwd, "--args", JSON.stringify(params)];
+        const argv = ["-m", "agentloop", "tool", tool.name, "--folder", ctx.cwd,
+                      "--args", JSON.stringify(params)];
         const run = await pi.exec(python, argv, { signal, cwd: ctx.cwd });
         let result: { output: string; is_error: boolean };
         try {
           result = JSON.parse(run.stdout);
         } catch {
-          result = { output: `The tool could not run (exit ${run.code}): ${run.stderr}`, is_error: true };
+          const why = `The tool could not run (exit ${run.code}): ${run.stderr}`;
+          result = { output: why, is_error: true };
         }
         // pi marks a tool result as an error when execute throws.
         if (result.is_error) throw new Error(result.output);

@@ -1,16 +1,18 @@
 """PiHarness: the same question through pi, a real coding agent, in RPC mode (chapter 16).
 
-pi runs its own loop: it sends the conversation to a model, runs the tools the model calls, and goes round
-again. PiHarness starts it as a child process for each question and turns every record pi writes into the
-book's events, so the server, the CLI and the panels take it exactly as they take SimpleHarness (the same
-constructor, the same events). The model pi asks is this page's model, served to pi by ModelEndpoint on
-127.0.0.1 (every token then shows as in the built-in harness), or one of pi's own providers (`delta` events:
-text without token boundaries). pi starts in the conversation's folder with a private agent dir (models.json,
-settings.json with pi's retries off), none of the user's extensions, skills, prompt templates, themes or
-context files, and one extension of ours (pi_extension.ts): it reports each provider request and asks the
-reader before every tool call.
+pi runs its own loop: it sends the conversation to a model, runs the tools the model calls, and goes
+round again. PiHarness starts it as a child process for each question and turns every record pi
+writes into the book's events, so the server, the CLI and the panels take it exactly as they take
+SimpleHarness (the same constructor, the same events). The model pi asks is this page's model,
+served to pi by ModelEndpoint on 127.0.0.1 (every token then shows as in the built-in harness), or
+one of pi's own providers (`delta` events: text without token boundaries). pi starts in the
+conversation's folder with a private agent dir (models.json, settings.json with pi's retries off),
+none of the user's extensions, skills, prompt templates, themes or context files, and one extension
+of ours (pi_extension.ts): it reports each provider request and asks the reader before every tool
+call.
 
-Left out: follow-up questions (each question starts a fresh pi), images, pi's sessions and compaction.
+Left out: follow-up questions (each question starts a fresh pi), images, pi's sessions and
+compaction.
 """
 
 from __future__ import annotations
@@ -39,20 +41,27 @@ from agentloop.tools import TOOLS, Tool
 
 # pi and the Node it needs (>= 22.19), both from `npm ci` (package.json); never the system's node.
 NODE = ROOT / "node_modules" / "node" / "bin" / "node"
-PI_CLI = ROOT / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+PI_CLI = (
+    ROOT / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+)
 EXTENSION = Path(__file__).with_name("pi_extension.ts")
 PROVIDER = "agent-loop"  # the name models.json gives this page's model in pi
 REQUEST_MARK = "agentloop:request "  # the extension's notify that carries a provider request
 PERMISSION_TITLE = "agentloop:permission"
-# pi caps max_tokens at the window less 4096 tokens it keeps for providers that count the input higher than
-# its estimate (pi-ai's clampMaxTokensToContext). The endpoint counts with the model's own tokenizer, so the
-# window pi is told carries that margin on top: a tiny model's 4096-token window would leave pi 1 token.
+# pi caps max_tokens at the window less 4096 tokens it keeps for providers that count the input
+# higher than its estimate (pi-ai's clampMaxTokensToContext). The endpoint counts with the model's
+# own tokenizer, so the window pi is told carries that margin on top: a tiny model's 4096-token
+# window would leave pi 1 token.
 PI_CONTEXT_MARGIN = 4096
 SETTLE_S = 10.0  # how long pi may take to settle after an abort before it counts as hung
 # pi's settings for a run: its own retries off, so one failed request is one error the reader sees.
 PI_SETTINGS = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}, "quietStartup": True}
 # pi's record names -> the book's channels for `delta` (pi's own models only).
-DELTA_CHANNELS = {"thinking_delta": "thought", "text_delta": "content", "toolcall_delta": "tool_call"}
+DELTA_CHANNELS = {
+    "thinking_delta": "thought",
+    "text_delta": "content",
+    "toolcall_delta": "tool_call",
+}
 
 
 class PiUnavailable(RuntimeError):
@@ -64,20 +73,32 @@ class PiFailed(RuntimeError):
 
 
 class PiHarness:
-    def __init__(self, llm: Backend | None, history: list[dict], user_text: str, settings: RunSettings,
-                 emit: Callable[[dict], None], files: Path | None = None):
+    def __init__(
+        self,
+        llm: Backend | None,
+        history: list[dict],
+        user_text: str,
+        settings: RunSettings,
+        emit: Callable[[dict], None],
+        files: Path | None = None,
+    ):
         if history:
-            raise ValueError("PiHarness starts a fresh pi for each question: follow-ups are not supported yet")
+            raise ValueError(
+                "PiHarness starts a fresh pi for each question: follow-ups are not supported yet"
+            )
         if llm is None and not settings.pi_model:
-            raise ValueError("PiHarness needs this page's model, or one of pi's own (settings.pi_model)")
+            raise ValueError(
+                "PiHarness needs this page's model, or one of pi's own (settings.pi_model)"
+            )
         self.id = uuid.uuid4().hex[:12]
         self.llm = None if settings.pi_model else llm  # with pi's own model nothing runs here
         self.settings = settings
         self.user_text = user_text
         self.messages = [{"role": "user", "content": user_text}]
         self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
-        self.tools: dict[str, Tool] = ({n: t for n, t in TOOLS.items() if n in settings.tools}
-                                       if settings.use_tools else {})
+        self.tools: dict[str, Tool] = (
+            {n: t for n, t in TOOLS.items() if n in settings.tools} if settings.use_tools else {}
+        )
         self._emit = emit
         self._start = time.perf_counter()
         self._stop = threading.Event()
@@ -96,20 +117,33 @@ class PiHarness:
         # [quote:start]
         s = self.settings
         model = s.pi_model or self.llm.model_id
-        self.emit("run_start", run_id=self.id, harness="pi", model=model,
-                  family=self.llm.family.key if self.llm else "", settings=asdict(s), tools=list(self.tools))
+        self.emit(
+            "run_start",
+            run_id=self.id,
+            harness="pi",
+            model=model,
+            family=self.llm.family.key if self.llm else "",
+            settings=asdict(s),
+            tools=list(self.tools),
+        )
         agent_dir = Path(tempfile.mkdtemp(prefix="agentloop-pi-agent-"))  # never the user's ~/.pi
         try:
             if self.llm is not None:
-                self.endpoint = ModelEndpoint(self.llm, s, self._emit, next_step=self._step_for_request)
+                self.endpoint = ModelEndpoint(
+                    self.llm, s, self._emit, next_step=self._step_for_request
+                )
                 self.endpoint.start()
             write_agent_dir(agent_dir, self.endpoint, self.llm, s)
             self.pi = PiProcess(pi_command(), self.files, pi_env(agent_dir, self.tools))
-            provider, model_id = split_model(s.pi_model) if s.pi_model else (PROVIDER, pi_model_id(self.llm))
+            provider, model_id = (
+                split_model(s.pi_model) if s.pi_model else (PROVIDER, pi_model_id(self.llm))
+            )
             self.pi.command("set_model", provider=provider, modelId=model_id)
             self.pi.command("set_thinking_level", level="medium" if s.thinking else "off")
             self.pi.command("set_auto_retry", enabled=False)
-            self.pi.send("prompt", message=self.user_text)  # its answer comes among the run's records
+            self.pi.send(
+                "prompt", message=self.user_text
+            )  # its answer comes among the run's records
             stop_reason, final = self._follow()
         # [/quote:start]
         except PiFailed as e:
@@ -122,12 +156,18 @@ class PiHarness:
             if self.pi:
                 self.pi.close()
             shutil.rmtree(agent_dir, ignore_errors=True)
-        self.emit("run_end", stop_reason=stop_reason, final=final, steps=self.step,
-                  ms=round((time.perf_counter() - self._start) * 1000, 1))
+        self.emit(
+            "run_end",
+            stop_reason=stop_reason,
+            final=final,
+            steps=self.step,
+            ms=round((time.perf_counter() - self._start) * 1000, 1),
+        )
 
     # [quote:follow]
     def _follow(self) -> tuple[str, str]:
-        """Turn pi's records into events until pi settles; stop, the time limit or max_steps abort it."""
+        """Turn pi's records into events until pi settles; stop, the time limit or max_steps abort
+        it."""
         stop_reason, final, aborted_at = "final", "", None
         while True:
             if aborted_at is None and (self._stop.is_set() or self._out_of_time()):
@@ -151,11 +191,13 @@ class PiHarness:
                 final = text_of_message(record["message"]) if finish == "stop" else final
             else:
                 self._handle(kind, record)
+
     # [/quote:follow]
 
     # [quote:handle]
     def _handle(self, kind: str, r: dict) -> None:
-        """One of pi's records as the book's events; records the book has no event for are passed over."""
+        """One of pi's records as the book's events; records the book has no event for are passed
+        over."""
         if kind == "turn_start":
             self.step += 1
             self._turn = {"started": time.perf_counter(), "first": None}
@@ -170,20 +212,32 @@ class PiHarness:
             if channel and self.llm is None:  # this page's model already sent every token
                 self.emit("delta", step=self.step, channel=channel, text=update.get("delta", ""))
         elif kind == "tool_execution_start" and not r.get("parentToolCallId"):
-            self.emit("tool_call", step=self.step, call_id=r["toolCallId"], name=r["toolName"],
-                      args=r.get("args") or {})
+            self.emit(
+                "tool_call",
+                step=self.step,
+                call_id=r["toolCallId"],
+                name=r["toolName"],
+                args=r.get("args") or {},
+            )
         elif kind == "tool_execution_end" and not r.get("parentToolCallId"):
-            self.emit("tool_result", step=self.step, call_id=r["toolCallId"], name=r["toolName"],
-                      output=text_of_message(r.get("result") or {}), is_error=bool(r.get("isError")),
-                      ms=float(r.get("durationMs") or 0.0))
+            self.emit(
+                "tool_result",
+                step=self.step,
+                call_id=r["toolCallId"],
+                name=r["toolName"],
+                output=text_of_message(r.get("result") or {}),
+                is_error=bool(r.get("isError")),
+                ms=float(r.get("durationMs") or 0.0),
+            )
+
     # [/quote:handle]
 
     def _ui_request(self, r: dict) -> None:
-        """The extension's questions: a provider request to show, a tool call to approve; other dialogs are
-        dismissed (no extension but ours is loaded)."""
+        """The extension's questions: a provider request to show, a tool call to approve; other
+        dialogs are dismissed (no extension but ours is loaded)."""
         method = r.get("method")
         if method == "notify" and r.get("message", "").startswith(REQUEST_MARK):
-            self._request(json.loads(r["message"][len(REQUEST_MARK):]))
+            self._request(json.loads(r["message"][len(REQUEST_MARK) :]))
         elif method == "confirm" and r.get("title") == PERMISSION_TITLE:
             call = json.loads(r.get("message") or "{}")
             approved = self._ask(self.step, call.get("call_id", ""))
@@ -193,49 +247,72 @@ class PiHarness:
 
     # [quote:request]
     def _request(self, payload: dict) -> None:
-        """pi's request to its provider: pi sends the whole conversation every time; `added_from` marks where
-        this step's new messages start, as `context.added_from` does for the prompt."""
+        """pi's request to its provider: pi sends the whole conversation every time; `added_from`
+        marks where this step's new messages start, as `context.added_from` does for the prompt."""
         messages = payload.get("messages") or []
         shared = 0
-        while (shared < min(len(messages), len(self._prev_payload))
-               and messages[shared] == self._prev_payload[shared]):
+        while (
+            shared < min(len(messages), len(self._prev_payload))
+            and messages[shared] == self._prev_payload[shared]
+        ):
             shared += 1
         self._prev_payload = messages
         self.emit("request", step=self.step, payload=payload, added_from=shared)
         with self._request_seen:
             self._requests += 1
             self._request_seen.notify_all()
+
     # [/quote:request]
 
     def _step_for_request(self) -> int:
-        """The endpoint's step for the request it just received: the step whose `request` event came from pi's
-        records (pi writes the record before it sends the request; this waits for it to be read)."""
+        """The endpoint's step for the request it just received: the step whose `request` event came
+        from pi's records (pi writes the record before it sends the request; this waits for it to be
+        read)."""
         with self._request_seen:
-            self._request_seen.wait_for(lambda: self._requests > self._served or self._stop.is_set(), timeout=10)
+            self._request_seen.wait_for(
+                lambda: self._requests > self._served or self._stop.is_set(), timeout=10
+            )
             self._served += 1
             return self.step
 
     def _model_end(self, message: dict) -> str:
-        """message_end -> `model_end`: the endpoint's generation figures (or pi's for its own model), pi's usage
-        and cost, and the time to first output. Returns pi's stop reason."""
+        """message_end -> `model_end`: the endpoint's generation figures (or pi's for its own
+        model), pi's usage and cost, and the time to first output. Returns pi's stop reason."""
         usage = dict(message.get("usage") or {})
         first = self._turn.get("first")
-        usage["first_output_ms"] = round((first - self._turn["started"]) * 1000, 1) if first else None
+        usage["first_output_ms"] = (
+            round((first - self._turn["started"]) * 1000, 1) if first else None
+        )
         stop = message.get("stopReason", "stop")
         done = self.endpoint.done.pop(self.step, None) if self.endpoint else None
         if done is None:  # pi's own model, or a request that never reached the endpoint
-            elapsed = time.perf_counter() - (first or self._turn.get("started", time.perf_counter()))
-            done = {"finish": PI_FINISH.get(stop, "stop_token"), "stop_piece": None,
-                    "n_tokens": int(usage.get("output") or 0), "decode_ms": round(elapsed * 1000, 1),
-                    "tok_per_s": None, "mtp": None, "raw": text_of_message(message, thinking=True)}
+            elapsed = time.perf_counter() - (
+                first or self._turn.get("started", time.perf_counter())
+            )
+            done = {
+                "finish": PI_FINISH.get(stop, "stop_token"),
+                "stop_piece": None,
+                "n_tokens": int(usage.get("output") or 0),
+                "decode_ms": round(elapsed * 1000, 1),
+                "tok_per_s": None,
+                "mtp": None,
+                "raw": text_of_message(message, thinking=True),
+            }
         self.emit("model_end", step=self.step, usage=usage, **done)
         if stop == "error":
             error = message.get("errorMessage") or "no message"
-            self.emit("error", step=self.step, message={"en": f"pi's model request failed: {error}",
-                                                        "zh": f"pi 的模型請求失敗：{error}"})
+            self.emit(
+                "error",
+                step=self.step,
+                message={
+                    "en": f"pi's model request failed: {error}",
+                    "zh": f"pi 的模型請求失敗：{error}",
+                },
+            )
         return stop
 
-    # -- the reader's side (as in SimpleHarness) ----------------------------------------------------------------
+    # -- the reader's side (as in SimpleHarness)
+    # ----------------------------------------------------------------
 
     def decide(self, call_id: str, approve: bool) -> None:
         with self._decided:
@@ -267,14 +344,19 @@ class PiHarness:
         return "user_stopped" if self._stop.is_set() else "time_limit"
 
     def _ask(self, step: int, call_id: str) -> bool | None:
-        """Send `permission` and wait for the reader's decision; None (a refusal to pi) if stopped meanwhile."""
+        """Send `permission` and wait for the reader's decision; None (a refusal to pi) if stopped
+        meanwhile."""
         self.emit("permission", step=step, call_id=call_id)
         if self.settings.auto_approve:
             approved, by = True, "auto"
         else:
             with self._decided:
-                self._decided.wait_for(lambda: call_id in self._decisions or self._stop.is_set()
-                                       or self._out_of_time(), timeout=self._time_left())
+                self._decided.wait_for(
+                    lambda: (
+                        call_id in self._decisions or self._stop.is_set() or self._out_of_time()
+                    ),
+                    timeout=self._time_left(),
+                )
             if call_id not in self._decisions:
                 return None
             approved, by = self._decisions[call_id], "reader"
@@ -282,18 +364,31 @@ class PiHarness:
         return approved
 
 
-PI_FINISH = {"stop": "stop_token", "toolUse": "stop_token", "length": "max_new_tokens",
-             "aborted": "user_stopped", "error": "stop_token"}
+PI_FINISH = {
+    "stop": "stop_token",
+    "toolUse": "stop_token",
+    "length": "max_new_tokens",
+    "aborted": "user_stopped",
+    "error": "stop_token",
+}
 
 
 class PiProcess:
-    """pi in RPC mode as a child process: commands on stdin, records on stdout (one JSON object a line), responses
-    matched to their commands by id, since they can come back out of order."""
+    """pi in RPC mode as a child process: commands on stdin, records on stdout (one JSON object a
+    line), responses matched to their commands by id, since they can come back out of order."""
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]):
-        # Its own process group, so closing ends pi and everything it started (a tool's Python, a shell).
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+        # Its own process group, so closing ends pi and everything it started (a tool's Python, a
+        # shell).
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self._records: queue.Queue = queue.Queue()
         self._responses: dict[str, dict] = {}
         self._stderr: list[bytes] = []
@@ -309,7 +404,8 @@ class PiProcess:
         return command_id
 
     def command(self, kind: str, timeout: float = 30.0, **fields) -> dict:
-        """Send a command and wait for its own response (others that arrive meanwhile are kept for theirs)."""
+        """Send a command and wait for its own response (others that arrive meanwhile are kept for
+        theirs)."""
         command_id = self.send(kind, **fields)
         deadline = time.monotonic() + timeout
         while command_id not in self._responses:
@@ -324,7 +420,8 @@ class PiProcess:
         return response.get("data") or {}
 
     def next_record(self, timeout: float, keep_others: bool = False) -> dict | None:
-        """The next record that is not a response (responses are filed by id). Raises PiFailed if pi ended."""
+        """The next record that is not a response (responses are filed by id). Raises PiFailed if pi
+        ended."""
         if not keep_others and self._held:
             return self._held.pop(0)
         try:
@@ -344,7 +441,8 @@ class PiProcess:
         self._write({"type": "extension_ui_response", "id": ui_id, **answer})
 
     def close(self) -> None:
-        """Close stdin (pi then exits by itself), and end the whole process group whatever state it is in."""
+        """Close stdin (pi then exits by itself), and end the whole process group whatever state it
+        is in."""
         try:
             self.proc.stdin.close()
         except OSError:
@@ -354,7 +452,9 @@ class PiProcess:
         except subprocess.TimeoutExpired:
             pass
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # pi's children too, even when pi itself has exited
+            os.killpg(
+                self.proc.pid, signal.SIGKILL
+            )  # pi's children too, even when pi itself has exited
         except ProcessLookupError:
             pass
         self.proc.wait()
@@ -367,7 +467,8 @@ class PiProcess:
             raise PiFailed("pi is not running") from None
 
     def _read(self) -> None:
-        # Records end at LF only (a JSON string may hold U+2028); a binary stream splits on nothing else.
+        # Records end at LF only (a JSON string may hold U+2028); a binary stream splits on nothing
+        # else.
         for line in self.proc.stdout:
             line = line.strip()
             if line:
@@ -385,19 +486,21 @@ class PiProcess:
 
 MENU_EVERY_S = 60.0  # pi's own models are asked for at most this often: each ask starts a pi
 NO_CREDENTIALS = {
-    "en": "pi has no credentials on this machine: none of its providers has an API key in the server's "
-          "environment (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), so pi can only ask this page's model.",
-    "zh": "這台機器上的 pi 沒有任何憑證：伺服器的環境變數裡沒有任何供應商的 API 金鑰（例如 ANTHROPIC_API_KEY 或 "
-          "OPENAI_API_KEY），所以 pi 只能使用本頁的模型。",
+    "en": "pi has no credentials on this machine: none of its providers has an API key in the "
+    "server's environment (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), so pi can only ask "
+    "this page's model.",
+    "zh": "這台機器上的 pi 沒有任何憑證：伺服器的環境變數裡沒有任何供應商的 API 金鑰"
+    "（例如 ANTHROPIC_API_KEY 或 OPENAI_API_KEY），所以 pi 只能使用本頁的模型。",
 }
 _menu: dict = {}
 _menu_lock = threading.Lock()
 
 
 def pi_own_models(clock: Callable[[], float] = time.monotonic) -> dict:
-    """The models pi has credentials for, from RPC get_available_models in a private agent dir (so only keys in
-    the environment count, never the user's ~/.pi), asked at most once every MENU_EVERY_S seconds.
-    {"models": [{id: "provider/id", name, provider, reasoning, input, cost}], "message": {en, zh} | None}"""
+    """The models pi has credentials for, from RPC get_available_models in a private agent dir (so
+    only keys in the environment count, never the user's ~/.pi), asked at most once every
+    MENU_EVERY_S seconds. {"models": [{id: "provider/id", name, provider, reasoning, input, cost}],
+    "message": {en, zh} | None}"""
     with _menu_lock:
         if _menu and clock() - _menu["at"] < MENU_EVERY_S:
             return _menu["value"]
@@ -411,50 +514,107 @@ def pi_own_models(clock: Callable[[], float] = time.monotonic) -> dict:
                 pi.close()
         finally:
             shutil.rmtree(agent_dir, ignore_errors=True)
-        models = [{"id": f"{m['provider']}/{m['id']}", "name": m.get("name") or m["id"], "provider": m["provider"],
-                   "reasoning": bool(m.get("reasoning")), "input": m.get("input") or ["text"],
-                   "cost": m.get("cost") or {}} for m in found]
+        models = [
+            {
+                "id": f"{m['provider']}/{m['id']}",
+                "name": m.get("name") or m["id"],
+                "provider": m["provider"],
+                "reasoning": bool(m.get("reasoning")),
+                "input": m.get("input") or ["text"],
+                "cost": m.get("cost") or {},
+            }
+            for m in found
+        ]
         value = {"models": models, "message": None if models else NO_CREDENTIALS}
         _menu.update(at=clock(), value=value)
         return value
 
 
 def pi_command() -> list[str]:
-    """pi in RPC mode with nothing of the user's: no extensions, skills, templates, themes, context files or MCP,
-    no session file; our extension; pi's built-in tools off (the extension registers ours instead)."""
+    """pi in RPC mode with nothing of the user's: no extensions, skills, templates, themes, context
+    files or MCP, no session file; our extension; pi's built-in tools off (the extension registers
+    ours instead)."""
     if not NODE.exists() or not PI_CLI.exists():
-        raise PiUnavailable(f"pi is not installed: run `npm ci` in {ROOT} (it brings pi and Node 22)")
-    return [str(NODE), str(PI_CLI), "--mode", "rpc", "--no-session", "--offline", "--no-approve",
-            "--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
-            "--no-mcp", "--no-builtin-tools", "-e", str(EXTENSION)]
+        raise PiUnavailable(
+            f"pi is not installed: run `npm ci` in {ROOT} (it brings pi and Node 22)"
+        )
+    return [
+        str(NODE),
+        str(PI_CLI),
+        "--mode",
+        "rpc",
+        "--no-session",
+        "--offline",
+        "--no-approve",
+        "--no-extensions",
+        "--no-skills",
+        "--no-prompt-templates",
+        "--no-themes",
+        "--no-context-files",
+        "--no-mcp",
+        "--no-builtin-tools",
+        "-e",
+        str(EXTENSION),
+    ]
 
 
 def pi_env(agent_dir: Path, tools: dict[str, Tool]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
-    env.update(PI_CODING_AGENT_DIR=str(agent_dir), PI_OFFLINE="1", PI_TELEMETRY="0",
-               AGENTLOOP_SYSTEM_PROMPT=SYSTEM_WITH_TOOLS if tools else SYSTEM_NO_TOOLS,
-               AGENTLOOP_PYTHON=sys.executable, AGENTLOOP_TOOLS=json.dumps([
-                   {"name": t.name, "description": t.description, "parameters": t.parameters}
-                   for t in tools.values()]),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
+    env.update(
+        PI_CODING_AGENT_DIR=str(agent_dir),
+        PI_OFFLINE="1",
+        PI_TELEMETRY="0",
+        AGENTLOOP_SYSTEM_PROMPT=SYSTEM_WITH_TOOLS if tools else SYSTEM_NO_TOOLS,
+        AGENTLOOP_PYTHON=sys.executable,
+        AGENTLOOP_TOOLS=json.dumps(
+            [
+                {"name": t.name, "description": t.description, "parameters": t.parameters}
+                for t in tools.values()
+            ]
+        ),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+    )
     return env
 
 
-def write_agent_dir(agent_dir: Path, endpoint: ModelEndpoint | None, llm: Backend | None,
-                    settings: RunSettings) -> None:
-    """pi's private agent dir: settings with its retries off, and models.json naming this page's model."""
+def write_agent_dir(
+    agent_dir: Path, endpoint: ModelEndpoint | None, llm: Backend | None, settings: RunSettings
+) -> None:
+    """pi's private agent dir: settings with its retries off, and models.json naming this page's
+    model."""
     (agent_dir / "settings.json").write_text(json.dumps(PI_SETTINGS))
     if endpoint is None:
         return
-    model = {"id": pi_model_id(llm), "name": f"{pi_model_id(llm)} (this page's model)", "reasoning": True,
-             "input": ["text"], "contextWindow": llm.context_length + PI_CONTEXT_MARGIN,
-             "maxTokens": settings.max_new_tokens,
-             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
-    (agent_dir / "models.json").write_text(json.dumps({"providers": {PROVIDER: {
-        "baseUrl": endpoint.base_url, "api": "openai-completions", "apiKey": endpoint.secret,
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False, "supportsStore": False,
-                   "maxTokensField": "max_tokens"},
-        "models": [model]}}}, indent=2))
+    model = {
+        "id": pi_model_id(llm),
+        "name": f"{pi_model_id(llm)} (this page's model)",
+        "reasoning": True,
+        "input": ["text"],
+        "contextWindow": llm.context_length + PI_CONTEXT_MARGIN,
+        "maxTokens": settings.max_new_tokens,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+    }
+    (agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    PROVIDER: {
+                        "baseUrl": endpoint.base_url,
+                        "api": "openai-completions",
+                        "apiKey": endpoint.secret,
+                        "compat": {
+                            "supportsDeveloperRole": False,
+                            "supportsReasoningEffort": False,
+                            "supportsStore": False,
+                            "maxTokensField": "max_tokens",
+                        },
+                        "models": [model],
+                    }
+                }
+            },
+            indent=2,
+        )
+    )
 
 
 def pi_model_id(llm: Backend) -> str:
@@ -475,5 +635,8 @@ def text_of_message(message: dict, thinking: bool = False) -> str:
     parts = message.get("content") or []
     if isinstance(parts, str):
         return parts
-    return "".join(p.get("text") or p.get("thinking") or "" for p in parts
-                   if isinstance(p, dict) and p.get("type") in kinds)
+    return "".join(
+        p.get("text") or p.get("thinking") or ""
+        for p in parts
+        if isinstance(p, dict) and p.get("type") in kinds
+    )
