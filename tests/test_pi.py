@@ -446,3 +446,54 @@ def test_chapter_16_recordings_show_the_same_prompts_in_both_harnesses():
     ]
     assert [e["id"] for e in only(simple, "token")] == [e["id"] for e in only(pi, "token")]
     assert simple[-1]["final"] == pi[-1]["final"] and ANSWER in pi[-1]["final"]
+
+
+# -- the demo server's switches ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server_client(tmp_path_factory):
+    from demo_server.app import create_app
+    from demo_server.client import Client, ServerThread, free_port
+
+    port = free_port()
+    app = create_app(
+        model=str(MODELS_DIR / "agent-qwen3_5"),
+        port=port,
+        device="cpu",
+        site_dir=tmp_path_factory.mktemp("book") / "site",
+    )
+    srv = ServerThread(app, port).start()
+    client = Client(srv.url, timeout=300)
+    client.wait_ready(120)
+    yield client
+    client.close()
+    srv.stop()
+
+
+def test_server_menu_of_pis_own_models_and_its_switches(server_client, home, monkeypatch):
+    for key in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setattr(pi_harness, "_menu", {})
+    menu = server_client.get("/api/pi/models").json()
+    assert menu["models"] == [] and "no credentials" in menu["message"]["en"]
+    bad = server_client.post("/api/runs", {"question": "hi", "settings": {"harness": "emacs"}})
+    assert bad.status_code == 422 and bad.json()["type"] == "error"
+    bad = server_client.post("/api/runs", {"question": "hi", "settings": {"pi_model": "no slash"}})
+    assert bad.status_code == 422
+
+
+def test_server_runs_pi_and_stops_it(server_client, home):
+    run_id = server_client.start_run(
+        QUESTION, {"harness": "pi", "temperature": 0, "max_new_tokens": 128}
+    )
+    got = []
+    for event in server_client.run_events(run_id):
+        got.append(event)
+        if event["type"] == "token" and event["index"] == 1:
+            assert server_client.post(f"/api/runs/{run_id}/stop", {}).json()["ok"]
+    assert got[0]["harness"] == "pi" and only(got, "request")
+    # Stopped in the first step, before the model finished writing its tool call (the harness-level test
+    # above counts the tokens after stop() itself; here an HTTP round trip comes in between).
+    assert got[-1]["stop_reason"] == "user_stopped" and not only(got, "tool_call")
+    assert only(got, "model_end")[0]["finish"] == "user_stopped"
