@@ -94,6 +94,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
     run.add_argument("--harness", choices=["simple", "pi"], default="simple",
                      help="the built-in loop, or the pi coding agent in RPC mode (needs `npm ci`)")
+    run.add_argument("--pi-model", default=None,
+                     help="with --harness pi: one of pi's own models, provider/id (needs its API key)")
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
     run.set_defaults(func=_run)
 

@@ -32,7 +32,7 @@ def settings_from(args, defaults) -> RunSettings:
         top_p=defaults.top_p if args.top_p is None else args.top_p,
         top_k=defaults.top_k if args.top_k is None else args.top_k,
         use_tools=not args.no_tools, tools=tools, auto_approve=args.yes, mtp=args.mtp,
-        pi_model=getattr(args, "pi_model", None) or "",
+        harness=args.harness, pi_model=args.pi_model or "",
     )
 
 

@@ -497,3 +497,23 @@ def test_server_runs_pi_and_stops_it(server_client, home):
     # above counts the tokens after stop() itself; here an HTTP round trip comes in between).
     assert got[-1]["stop_reason"] == "user_stopped" and not only(got, "tool_call")
     assert only(got, "model_end")[0]["finish"] == "user_stopped"
+
+
+def test_pis_own_model_unreachable_is_an_error_event(home, folder, monkeypatch):
+    # One of pi's own providers, with a key but no way out: pi's HTTP client honours HTTPS_PROXY, so the
+    # request goes to a closed port on loopback and fails there (no traffic leaves the machine).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    got: list[dict] = []
+    settings = RunSettings(pi_model="anthropic/claude-haiku-4-5", time_limit_s=60)
+    harness = PiHarness(
+        None, [], "Hello", settings, lambda e: (events.check(e), got.append(e)), folder
+    )
+    harness.run()
+    assert got[0]["model"] == "anthropic/claude-haiku-4-5" and got[0]["settings"]["harness"] == "pi"
+    assert only(got, "request") and not only(got, "token")  # nothing ran here
+    error = only(got, "error")[0]
+    assert "127.0.0.1:9" in error["message"]["en"] and error["message"]["zh"]
+    assert got[-1]["type"] == "run_end" and got[-1]["stop_reason"] == "error"
+    assert_gone(harness)

@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
@@ -92,7 +92,7 @@ class PiHarness:
             )
         self.id = uuid.uuid4().hex[:12]
         self.llm = None if settings.pi_model else llm  # with pi's own model nothing runs here
-        self.settings = settings
+        self.settings = replace(settings, harness="pi")  # as run_start reports it
         self.user_text = user_text
         self.messages = [{"role": "user", "content": user_text}]
         self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
