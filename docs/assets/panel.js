@@ -25,6 +25,7 @@
     models: "/api/models",
     load: "/api/models/load", // POST {model} -> 202 {ok, load_id, model}; 409 while a run or a load is going
     loadEvents: "/api/models/load/events", // GET, SSE: load_start, family, download*, loading, then ready | error
+    piModels: "/api/pi/models", // GET -> {models: [{id: provider/id, name, provider, …}], message: {en, zh}?}
   };
   const TOKEN_HEADER = "X-Agentloop-Token"; // required on every POST
   const TOKEN_META = "agentloop-token"; // <meta name="agentloop-token" content="..."> the server injects
@@ -1252,6 +1253,8 @@
         form.append(label);
       }
       this.inputs = inputs;
+      const harness = this.harnessControls(defaults);
+      form.append(harness.box);
       const run = el("button", "al-btn al-run", "Run");
       run.type = "submit";
       const stop = el("button", "al-btn al-stop", "Stop");
@@ -1271,6 +1274,7 @@
           if (s.type === "bool") settings[s.key] = input.checked;
           else if (input.value !== "") settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
         }
+        Object.assign(settings, harness.values());
         this.startRun(q.value.trim(), settings, run, stop);
       });
       stop.addEventListener("click", () => {
@@ -1290,6 +1294,53 @@
       if (hub.load) this.showLoad(hub.load);
       hub.attach(status);
       this.fillMenu(false);
+    }
+
+    // --- live: the harness switch (chapter 16) ---
+
+    // Which loop runs the question (agentloop's own, or pi), and for pi which model it asks: this page's, or
+    // one of pi's own (GET /api/pi/models, asked the first time pi is picked; its message says when pi has
+    // no credentials). The panel's data-harness picks the first choice.
+    harnessControls(defaults) {
+      const box = el("div", "al-harness");
+      const harness = el("select", "al-harness-select");
+      harness.name = "harness";
+      for (const [value, label] of [["simple", "agentloop's own loop"], ["pi", "pi (coding agent, RPC)"]]) {
+        const option = el("option", null, label);
+        option.value = value;
+        harness.append(option);
+      }
+      harness.value = this.root.dataset.harness || defaults.harness || "simple";
+      const harnessField = el("label", "al-field");
+      harnessField.append(el("span", null, "Harness"), harness);
+      const model = el("select", "al-pi-model-select");
+      model.name = "pi_model";
+      const pageModel = el("option", null, "this page's model");
+      pageModel.value = "";
+      model.append(pageModel);
+      const modelField = el("label", "al-field");
+      modelField.append(el("span", null, "The model pi asks"), model);
+      const note = el("div", "al-pi-note");
+      box.append(harnessField, modelField, note);
+      let asked = false;
+      const sync = () => {
+        // .al-field sets its own display, which the hidden attribute alone would not override.
+        for (const part of [modelField, note]) part.style.display = harness.value === "pi" ? "" : "none";
+        if (harness.value !== "pi" || asked) return;
+        asked = true;
+        getJSON(API.piModels).then((menu) => {
+          for (const m of menu.models || []) {
+            const option = el("option", null, `${m.name} (${m.provider})`);
+            option.value = m.id;
+            model.append(option);
+          }
+          if (menu.message) note.replaceChildren(el("div", null, menu.message.en), el("div", null, menu.message.zh));
+        }).catch((err) => note.replaceChildren(`pi's models could not be listed: ${err.message}`));
+      };
+      harness.addEventListener("change", sync);
+      sync();
+      const values = () => (harness.value === "pi" ? { harness: "pi", pi_model: model.value } : { harness: "simple" });
+      return { box, values };
     }
 
     // --- live: the model menu ---
