@@ -378,9 +378,8 @@ def test_endpoint_stops_generating_soon_after_the_client_goes_away(endpoint):
             break
         threading.Event().wait(0.05)
     done = endpoint.done[1]
-    # A socket's first write after the peer closed still succeeds (the kernel buffers it); the next
-    # one fails.
-    assert done["finish"] == "user_stopped" and done["n_tokens"] <= at_close + 3
+    # The close is seen at the next token; one more may have been on its way while we counted.
+    assert done["finish"] == "user_stopped" and done["n_tokens"] <= at_close + 2
 
 
 def test_cli_runs_a_question_through_pi(home, tmp_path):

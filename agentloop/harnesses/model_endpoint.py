@@ -20,6 +20,8 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import select
+import socket
 import threading
 import time
 from dataclasses import replace
@@ -337,14 +339,27 @@ def _handler_for(endpoint: ModelEndpoint):
             return body
 
         def _send(self, chunk: dict | None) -> bool:
-            # A keep-alive comment for tokens pi sees no text of: a closed connection shows at the
-            # next token.
+            # Asked once per token, so a client that has closed its end stops the next token. A
+            # keep-alive comment goes for tokens pi sees no text of.
+            if self._client_gone():
+                return False
             line = (
                 b": token\n\n"
                 if chunk is None
                 else b"data: " + json.dumps(chunk).encode() + b"\n\n"
             )
             return self._write(line)
+
+        def _client_gone(self) -> bool:
+            """True once the client closed the connection: the socket reads as ended. (A write alone
+            would notice one token later: the first write after a close still lands in a buffer.)"""
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            try:
+                return self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
 
         def _write(self, data: bytes) -> bool:
             try:
