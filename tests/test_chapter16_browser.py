@@ -20,7 +20,9 @@ QUESTION = "What is 48213 * 9127?"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install Debian's chromium (make system)"
+    assert Path(CHROMIUM).exists(), (
+        f"{CHROMIUM} is missing: install Debian's chromium (make system)"
+    )
     assert pi_harness.NODE.exists() and pi_harness.PI_CLI.exists(), "pi is missing: run `npm ci`"
     return build_book(tmp_path_factory.mktemp("book") / "site")
 

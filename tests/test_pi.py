@@ -516,3 +516,20 @@ def test_pis_own_model_unreachable_is_an_error_event(home, folder, monkeypatch):
     assert "127.0.0.1:9" in error["message"]["en"] and error["message"]["zh"]
     assert got[-1]["type"] == "run_end" and got[-1]["stop_reason"] == "error"
     assert_gone(harness)
+
+
+def test_a_hung_pi_is_an_error_event_and_leaves_no_process(agent, folder, home, monkeypatch):
+    # pi frozen (SIGSTOP) in the middle of a step, then the reader stops the run: pi cannot settle, so
+    # after SETTLE_S the run ends with an error, and the frozen process group is killed all the same.
+    monkeypatch.setattr(pi_harness, "SETTLE_S", 2.0)
+
+    def freeze_then_stop(harness, event):
+        if event["type"] == "token" and event["index"] == 0:
+            os.kill(harness.pi.proc.pid, signal.SIGSTOP)
+            harness.stop()
+
+    evs, harness = run_pi(agent, folder, on_event=freeze_then_stop)
+    errors = only(evs, "error")
+    assert errors and "did not settle" in errors[0]["message"]["en"]
+    assert evs[-1]["type"] == "run_end" and evs[-1]["stop_reason"] == "error"
+    assert_gone(harness)
