@@ -1,5 +1,6 @@
-"""Chapter 16 in a real browser, live: the same question in the built-in harness (left panel) and in pi
-(right panel), against the real demo server, real pi from `npm ci` and the embedded default model."""
+"""Chapter 16 in a real browser, live: the same question in the built-in harness (first panel) and
+in pi (second panel), against the real demo server, real pi from `npm ci` and the embedded default
+model."""
 
 from __future__ import annotations
 

@@ -447,7 +447,8 @@ def test_chapter_16_recordings_show_the_same_prompts_in_both_harnesses():
     assert simple[-1]["final"] == pi[-1]["final"] and ANSWER in pi[-1]["final"]
 
 
-# -- the demo server's switches ---------------------------------------------------------------------------
+# -- the demo server's switches
+# ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -492,15 +493,15 @@ def test_server_runs_pi_and_stops_it(server_client, home):
         if event["type"] == "token" and event["index"] == 1:
             assert server_client.post(f"/api/runs/{run_id}/stop", {}).json()["ok"]
     assert got[0]["harness"] == "pi" and only(got, "request")
-    # Stopped in the first step, before the model finished writing its tool call (the harness-level test
-    # above counts the tokens after stop() itself; here an HTTP round trip comes in between).
+    # Stopped in the first step, before the model finished writing its tool call (the harness-level
+    # test above counts the tokens after stop() itself; here an HTTP round trip comes in between).
     assert got[-1]["stop_reason"] == "user_stopped" and not only(got, "tool_call")
     assert only(got, "model_end")[0]["finish"] == "user_stopped"
 
 
 def test_pis_own_model_unreachable_is_an_error_event(home, folder, monkeypatch):
-    # One of pi's own providers, with a key but no way out: pi's HTTP client honours HTTPS_PROXY, so the
-    # request goes to a closed port on loopback and fails there (no traffic leaves the machine).
+    # One of pi's own providers, with a key but no way out: pi's HTTP client honours HTTPS_PROXY, so
+    # the request goes to a closed port on loopback and fails there (no traffic leaves the machine).
     monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
@@ -519,8 +520,9 @@ def test_pis_own_model_unreachable_is_an_error_event(home, folder, monkeypatch):
 
 
 def test_a_hung_pi_is_an_error_event_and_leaves_no_process(agent, folder, home, monkeypatch):
-    # pi frozen (SIGSTOP) in the middle of a step, then the reader stops the run: pi cannot settle, so
-    # after SETTLE_S the run ends with an error, and the frozen process group is killed all the same.
+    # pi frozen (SIGSTOP) in the middle of a step, then the reader stops the run: pi cannot settle,
+    # so after SETTLE_S the run ends with an error, and the frozen process group is killed all the
+    # same.
     monkeypatch.setattr(pi_harness, "SETTLE_S", 2.0)
 
     def freeze_then_stop(harness, event):
