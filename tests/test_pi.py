@@ -141,6 +141,9 @@ def test_a_question_through_pi_arrives_as_the_books_events_in_order(agent, folde
     )
     assert result["output"].strip() == ANSWER and result["call_id"] == call["call_id"]
     assert evs[-1]["stop_reason"] == "final" and ANSWER in evs[-1]["final"]
+    # The conversation kept as SimpleHarness keeps it, for the server and a follow-up.
+    assert [m["role"] for m in harness.messages] == ["user", "assistant", "tool", "assistant"]
+    assert harness.messages[2]["name"] == "run_python" and ANSWER in harness.messages[-1]["content"]
     assert_gone(harness)
 
 

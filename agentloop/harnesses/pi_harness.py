@@ -141,9 +141,8 @@ class PiHarness:
             self.pi.command("set_model", provider=provider, modelId=model_id)
             self.pi.command("set_thinking_level", level="medium" if s.thinking else "off")
             self.pi.command("set_auto_retry", enabled=False)
-            self.pi.send(
-                "prompt", message=self.user_text
-            )  # its answer comes among the run's records
+            # Sent without waiting: its answer comes among the run's records.
+            self.pi.send("prompt", message=self.user_text)
             stop_reason, final = self._follow()
         # [/quote:start]
         except PiFailed as e:
@@ -156,6 +155,7 @@ class PiHarness:
             if self.pi:
                 self.pi.close()
             shutil.rmtree(agent_dir, ignore_errors=True)
+        self._keep_conversation(final)
         self.emit(
             "run_end",
             stop_reason=stop_reason,
@@ -263,6 +263,15 @@ class PiHarness:
             self._request_seen.notify_all()
 
     # [/quote:request]
+
+    def _keep_conversation(self, final: str) -> None:
+        """The conversation as SimpleHarness keeps it: pi's last request, as the endpoint read it,
+        and the final answer (pi's own models: the question and the answer alone)."""
+        served = self.endpoint.conversation if self.endpoint else []
+        last_request = served or self.messages
+        self.messages = [m for m in last_request if m["role"] != "system"]
+        if final:
+            self.messages.append({"role": "assistant", "content": final})
 
     def _step_for_request(self) -> int:
         """The endpoint's step for the request it just received: the step whose `request` event came
