@@ -24,9 +24,9 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 from agentloop import events
 from agentloop.harnesses.simple_harness import RunSettings, common_prefix, role_counts

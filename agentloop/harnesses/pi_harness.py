@@ -27,17 +27,20 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Callable
 
-from agentloop import events
 from agentloop.harnesses.model_endpoint import ModelEndpoint
-from agentloop.harnesses.simple_harness import SYSTEM_NO_TOOLS, SYSTEM_WITH_TOOLS, RunSettings
+from agentloop.harnesses.simple_harness import (
+    SYSTEM_NO_TOOLS,
+    SYSTEM_WITH_TOOLS,
+    RunSettings,
+    SimpleHarness,
+)
 from agentloop.model_backends import Backend
 from agentloop.paths import ROOT
-from agentloop.tools import TOOLS, Tool
+from agentloop.tools import Tool
 
 # pi and the Node it needs (>= 22.19), both from `npm ci` (package.json); never the system's node.
 NODE = ROOT / "node_modules" / "node" / "bin" / "node"
@@ -72,7 +75,10 @@ class PiFailed(RuntimeError):
     """pi ended, hung or refused a command in the middle of a run."""
 
 
-class PiHarness:
+class PiHarness(SimpleHarness):
+    """pi's loop, with SimpleHarness's side of the reader: the same decide(), stop(), permission wait
+    and time limit, so a call waits for the reader in the same way in both harnesses."""
+
     def __init__(
         self,
         llm: Backend | None,
@@ -90,28 +96,24 @@ class PiHarness:
             raise ValueError(
                 "PiHarness needs this page's model, or one of pi's own (settings.pi_model)"
             )
-        self.id = uuid.uuid4().hex[:12]
-        self.llm = None if settings.pi_model else llm  # with pi's own model nothing runs here
-        self.settings = replace(settings, harness="pi")  # as run_start reports it
-        self.user_text = user_text
-        self.messages = [{"role": "user", "content": user_text}]
-        self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
-        self.tools: dict[str, Tool] = (
-            {n: t for n, t in TOOLS.items() if n in settings.tools} if settings.use_tools else {}
+        self.endpoint: ModelEndpoint | None = None
+        self.pi: PiProcess | None = None
+        # With pi's own model nothing runs here; run_start reports the harness as pi.
+        super().__init__(
+            None if settings.pi_model else llm,
+            history,
+            user_text,
+            replace(settings, harness="pi"),
+            emit,
+            files,
         )
-        self._emit = emit
-        self._start = time.perf_counter()
-        self._stop = threading.Event()
-        self._decisions: dict[str, bool] = {}
-        self._decided = threading.Condition()
+        self.user_text = user_text
         self.step = 0
         self._requests = 0  # provider requests pi has reported; the endpoint serves them in order
         self._served = 0
         self._request_seen = threading.Condition()
         self._prev_payload: list = []
-        self._turn: dict = {}  # this step's timings and text, for model_end
-        self.pi: PiProcess | None = None
-        self.endpoint: ModelEndpoint | None = None
+        self._turn: dict = {}  # this step's timings, for model_end
 
     def run(self) -> None:
         # [quote:start]
@@ -320,57 +322,15 @@ class PiHarness:
             )
         return stop
 
-    # -- the reader's side (as in SimpleHarness)
-    # ----------------------------------------------------------------
-
-    def decide(self, call_id: str, approve: bool) -> None:
-        with self._decided:
-            self._decisions[call_id] = approve
-            self._decided.notify_all()
+    # -- the reader's side: SimpleHarness's decide(), permission wait and time limit, and stop() ----------
 
     def stop(self) -> None:
         """End the run: the endpoint stops before its next token, and pi is told to abort."""
-        self._stop.set()
+        super().stop()
         if self.endpoint:
             self.endpoint.stop()
-        with self._decided:
-            self._decided.notify_all()
         with self._request_seen:
             self._request_seen.notify_all()
-
-    def emit(self, kind: str, **fields) -> None:
-        self._emit(events.make(kind, **fields))
-
-    def _out_of_time(self) -> bool:
-        limit = self.settings.time_limit_s
-        return limit is not None and time.perf_counter() - self._start > limit
-
-    def _time_left(self) -> float | None:
-        limit = self.settings.time_limit_s
-        return None if limit is None else max(0.0, limit - (time.perf_counter() - self._start))
-
-    def _why_stopped(self) -> str:
-        return "user_stopped" if self._stop.is_set() else "time_limit"
-
-    def _ask(self, step: int, call_id: str) -> bool | None:
-        """Send `permission` and wait for the reader's decision; None (a refusal to pi) if stopped
-        meanwhile."""
-        self.emit("permission", step=step, call_id=call_id)
-        if self.settings.auto_approve:
-            approved, by = True, "auto"
-        else:
-            with self._decided:
-                self._decided.wait_for(
-                    lambda: (
-                        call_id in self._decisions or self._stop.is_set() or self._out_of_time()
-                    ),
-                    timeout=self._time_left(),
-                )
-            if call_id not in self._decisions:
-                return None
-            approved, by = self._decisions[call_id], "reader"
-        self.emit("decision", step=step, call_id=call_id, approved=approved, by=by)
-        return approved
 
 
 PI_FINISH = {

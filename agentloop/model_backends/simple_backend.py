@@ -14,8 +14,8 @@ import gc
 import json
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import torch
 from transformers import AutoModelForMultimodalLM, AutoTokenizer
@@ -112,6 +112,10 @@ class SimpleBackend:
         of every token. For tests and for the book's "what the model thought of this answer"."""
         self._forced.append(self.tokenizer(text, add_special_tokens=False).input_ids)
 
+    def clear_forced(self) -> None:
+        """Forget the forced continuations no generate() has used (a run that ended before it reached them)."""
+        self._forced.clear()
+
     def drafter_id(self) -> str | None:
         """The MTP drafter's checkpoint, beside the model's (Gemma 4: `<model>-assistant`); None: the family has none."""
         suffix = self.family.drafter_suffix
@@ -144,9 +148,7 @@ class SimpleBackend:
 
         # [quote:prefill]
         with torch.inference_mode():
-            # Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh.
-            if hasattr(self.model.model, "rope_deltas"):
-                self.model.model.rope_deltas = None
+            fresh_positions(self.model)
             start = time.perf_counter()
             out = self._forward(ids, None, hidden=drafting)
             yield {"type": "prefill", "n_tokens": len(prompt.ids), "ms": round((time.perf_counter() - start) * 1000, 1)}
@@ -264,3 +266,9 @@ def _malloc_trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def fresh_positions(model) -> None:
+    """Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh."""
+    if hasattr(model.model, "rope_deltas"):
+        model.model.rope_deltas = None
