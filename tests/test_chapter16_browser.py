@@ -42,8 +42,6 @@ def ask(panel, question: str) -> str:
 def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monkeypatch):
     import torch
 
-    from agentloop.terminal import default_model
-
     monkeypatch.setenv("HOME", str(tmp_path))  # pi never sees the user's ~/.pi
     for key in [k for k in os.environ if k.endswith("_API_KEY")]:
         monkeypatch.delenv(key)
@@ -51,7 +49,7 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    app = create_app(model=default_model(), site_dir=site, port=port, device="cpu")
+    app = create_app(model=None, site_dir=site, port=port, device="cpu")
     server = ServerThread(app, port).start()
     try:
         Client(server.url).wait_ready(120)

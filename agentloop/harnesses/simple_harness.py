@@ -5,7 +5,8 @@ reply without a tool call is the final answer; a tool call is validated against 
 reader for approval, run, and its result appended, and the loop goes round again. Every stage sends an event
 (events.py), which is all the book's panels and the terminal ever see.
 
-Left out here: attachments (their chapter adds them) and pi's loop (a harness of its own, not written yet).
+Left out here: attachments (their chapter adds them) and pi's loop (pi_harness.py, which shares this
+class's side of the reader).
 """
 
 from __future__ import annotations
