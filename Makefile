@@ -12,7 +12,13 @@ PORT    ?= 8000
 
 .PHONY: test serve setup system models book bench clean vllm
 
-setup: $(STAMP) system models
+setup: $(STAMP) system models node_modules/.package-lock.json
+
+# pi (the second harness, chapter 16) and the Node >= 22.19 it needs, both pinned in package-lock.json; pi is
+# always started with node_modules/node/bin/node, never the system's node.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	test -x node_modules/node/bin/node
 
 # The CPU build of torch first: pip then finds torch==2.13.0 satisfied and pulls no CUDA build.
 $(STAMP): pyproject.toml

@@ -39,6 +39,24 @@ def _sandbox(args) -> int:
     return sandbox.cli_main(args)
 
 
+def _tool(args) -> int:
+    """One tool call, as pi's extension makes it: the arguments as JSON in, {output, is_error} as JSON out."""
+    import json
+    from pathlib import Path
+
+    from agentloop.tools import TOOLS, ToolOutput, validate
+
+    tool = TOOLS.get(args.name)
+    try:
+        call = json.loads(args.args)
+        error = f"unknown tool {args.name!r}" if tool is None else validate(tool, call)
+    except json.JSONDecodeError as e:
+        error = f"the arguments are not JSON: {e}"
+    out = ToolOutput(f"Invalid arguments: {error}", True) if error else tool.run(call, Path(args.folder))
+    print(json.dumps({"output": out.output, "is_error": out.is_error}, ensure_ascii=False))
+    return 0
+
+
 def _run(args) -> int:
     from agentloop import terminal
 
@@ -89,6 +107,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None,
                      help=f"(default: {d.thinking})")
     run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
+    run.add_argument("--harness", choices=["simple", "pi"], default="simple",
+                     help="the built-in loop, or the pi coding agent in RPC mode (needs `npm ci`)")
+    run.add_argument("--pi-model", default=None,
+                     help="with --harness pi: one of pi's own models, provider/id (needs its API key)")
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
     run.add_argument("--keep", action="store_true",
                      help="keep the new conversation's folder at the end, and say where")
@@ -127,6 +149,11 @@ def parser() -> argparse.ArgumentParser:
     vs.add_argument("model", help="a model id or folder (e.g. models/agent-qwen3_5)")
     vs.add_argument("--port", type=int, default=8100)
     vs.set_defaults(func=_vllm_serve)
+    tl = sub.add_parser("tool", help="run one of agentloop's tools on a folder (pi's extension calls this)")
+    tl.add_argument("name", help="run_python, list_files or read_file")
+    tl.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
+    tl.add_argument("--args", required=True, help="the call's arguments as a JSON object")
+    tl.set_defaults(func=_tool)
 
     srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")

@@ -16,7 +16,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "step_start": ("step",),
     # The whole prompt of this step as the model reads it; `added_from` is where this step's new text starts.
     "context": ("step", "prompt", "n_tokens", "added_from", "media_tokens", "context_length", "roles"),
-    # pi's request to its provider, as JSON (the pi harness).
+    # pi's request to its provider, as JSON (the pi harness); `added_from`: the first message new this step.
     "request": ("step", "payload"),
     # From the backend: the prompt's forward pass, then one event per generated token.
     "prefill": ("step", "n_tokens", "ms"),
@@ -46,6 +46,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 OPTIONAL: dict[str, tuple[str, ...]] = {
     # rank_beyond: the rank is None because the token is not among the top N the server reported (vLLM's
     # /v1/completions tells ranks only inside its top 5).
+    "request": ("added_from",),
     "token": ("drafted", "forced", "rank_beyond"),
     "model_end": ("usage",),
     "tool_call": ("error",),

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from agentloop import cleanup, paths
+from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import (
     RunSettings,
     SimpleHarness,
@@ -36,7 +37,7 @@ def settings_from(args, recommended: Sampling) -> RunSettings:
     return run_settings(
         recommended, max_steps=args.max_steps, max_new_tokens=args.max_tokens, thinking=args.thinking,
         temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, use_tools=not args.no_tools,
-        tools=tools, auto_approve=args.yes, mtp=args.mtp,
+        tools=tools, auto_approve=args.yes, mtp=args.mtp, harness=args.harness, pi_model=args.pi_model,
     )
 
 
@@ -83,7 +84,8 @@ def run(args) -> int:
 def loop(llm, args, settings: RunSettings, folder: Path) -> int:
     """Run the harness in a worker thread and show its events until run_end; 0 if it ended well."""
     inbox: queue.Queue = queue.Queue()
-    harness = SimpleHarness(llm, [], args.question, settings, inbox.put, folder)
+    harness_class = PiHarness if args.harness == "pi" else SimpleHarness
+    harness = harness_class(llm, [], args.question, settings, inbox.put, folder)
     worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
     worker.start()
     show = print_json if args.json else Printer().show
@@ -150,6 +152,13 @@ class Printer:
                        if mtp else "")
             self.line(f"   [{e['finish']}{' at ' + e['stop_piece'] if e['stop_piece'] else ''}: {e['n_tokens']} tokens, "
                       f"{e['tok_per_s']} tok/s{drafted}]")
+        elif kind == "delta":
+            sys.stdout.write(e["text"])
+            sys.stdout.flush()
+            self.streaming = True
+        elif kind == "request":
+            self.line(f"   pi's request: {len(e['payload'].get('messages', []))} messages, "
+                      f"new from message {e.get('added_from', 0)}")
         elif kind == "tool_call":
             if e.get("error") and e["name"] is None:
                 self.line(f"   format error: {e['error']}")

@@ -1,6 +1,6 @@
 """The demo server's routes: the built book and the API its panels call, on one origin (`agentloop serve`).
 
-The API runs agentloop's own code: a run is SimpleHarness streaming the events of agentloop/events.py as
+The API runs agentloop's own code: a run is SimpleHarness (or PiHarness) streaming the events of agentloop/events.py as
 Server-Sent Events, exactly as a recording saves them; the smaller calls show one stage alone. The contract with
 the panels is docs/assets/README-panel.md; what keeps other web pages out is guard.py. This file holds routes
 only: each is a few lines over model.py (the model, its runs and loads) or stages.py.
@@ -28,6 +28,7 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentloop import cleanup
+from agentloop.harnesses.pi_harness import pi_own_models
 from demo_server import stages
 from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response
@@ -44,6 +45,7 @@ from demo_server.schemas import (
     NextToken,
     NextTokenRequest,
     Ok,
+    PiModels,
     Rendered,
     RenderRequest,
     RunRequest,
@@ -130,6 +132,10 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
         if job is None:
             raise ApiError(404, "No model has been loaded yet.", "還沒有載入過模型。")
         return event_stream(job.log)
+
+    @app.get("/api/pi/models", response_model=PiModels, summary="The models pi has credentials for")
+    def pi_models():
+        return pi_own_models()
 
     @app.post("/api/runs", response_model=RunStarted, dependencies=tokened, responses=ERRORS,
               summary="Start a run (refused with 409 while another run or a load is under way)")

@@ -1,4 +1,4 @@
-"""A run: SimpleHarness in a worker thread, its events kept in an EventLog for every reader.
+"""A run: SimpleHarness (or PiHarness, settings.harness "pi") in a worker thread, its events kept in an EventLog for every reader.
 
 The run's model is the shared one (model.py), seen through RunModel: its generate() holds the model lock for the
 whole generation, so nothing else runs a forward pass on the same weights meanwhile. Continuations forced for a
@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from agentloop import cleanup
+from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.stream import EventLog
 
@@ -50,7 +51,8 @@ class Run:
                  orphan_s: float = ORPHAN_S):
         self.log = EventLog(("run_end",))
         self.files = cleanup.temp_folder("agentloop-run")  # the conversation's folder: /data
-        self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
+        harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
+        self.harness = harness_class(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
         self._on_end = on_end
         self._orphan_s = orphan_s

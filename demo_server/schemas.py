@@ -47,6 +47,11 @@ class RunSettingsIn(Strict):
     auto_approve: bool | None = Field(None, description="Approve every tool call without asking the reader.")
     max_format_errors: int | None = Field(None, ge=1, le=10)
     time_limit_s: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
+    harness: Literal["simple", "pi"] | None = Field(
+        None, description="The loop that runs the question: agentloop's own (simple) or the pi coding agent (pi).")
+    pi_model: Annotated[str, StringConstraints(max_length=200, pattern=r"^([\w.-]+/[\w.:/@-]+)?$")] | None = Field(
+        None, description="With harness pi: one of pi's own models, provider/id (GET /api/pi/models); empty or "
+                          "absent: this page's model.")
     mtp: bool | None = Field(None, description="Drafted decoding: a drafter guesses, one forward pass checks several "
                                                "tokens (models with a drafter only: Gemma 4).")
 
@@ -66,6 +71,11 @@ class RunRequest(Strict):
                     "string is written as the model's output in the i-th step instead of sampling, while the model "
                     "still scores every token (its token events carry `forced: true`). Steps after the last string "
                     "are sampled. The book's recordings use it to show a tool call from a model too small to make one.")
+
+
+class PiModels(BaseModel):
+    models: list[dict[str, Any]] = Field(description="[{id: provider/id, name, provider, reasoning, input, cost}]")
+    message: dict[str, str] | None = Field(description="{en, zh} when pi has no model: it has no credentials.")
 
 
 class RunStarted(BaseModel):

@@ -302,7 +302,7 @@ def test_live_mode_runs_through_the_api(served, browser):
         start, decision = seen["posts"][0], seen["posts"][1]
         assert start == ("/api/runs", TOKEN, {"question": "What is 6*7?", "settings": {
             "max_steps": 3, "temperature": 0, "thinking": False, "use_tools": True, "auto_approve": False,
-            "mtp": False}})
+            "mtp": False, "harness": "simple"}})
         assert decision == ("/api/runs/run-1/decision", TOKEN, {"call_id": "call-1", "approve": True})
         page.close()
     finally:

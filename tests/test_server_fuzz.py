@@ -19,7 +19,7 @@ from demo_server.guard import TOKEN_HEADER
 from tests.conftest import TINY
 from tests.test_server import FORCED, SETTINGS
 
-EXAMPLES = 25  # per operation and mode: 11 operations x 2 modes x 25, some seconds
+EXAMPLES = 25  # per operation and mode: 12 operations x 2 modes x 25, some seconds
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def server(tmp_path_factory):
 def test_no_request_makes_the_server_fail_or_hang(server, mode):
     schema = schemathesis.openapi.from_url(f"{server.url}/api/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 11
+    assert len(operations) == 12
     statuses: dict[str, set[int]] = {}
     for operation in operations:
         label = f"{operation.method.upper()} {operation.path}"

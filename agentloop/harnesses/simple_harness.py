@@ -5,7 +5,8 @@ reply without a tool call is the final answer; a tool call is validated against 
 reader for approval, run, and its result appended, and the loop goes round again. Every stage sends an event
 (events.py), which is all the book's panels and the terminal ever see.
 
-Left out here: attachments (their chapter adds them) and pi's loop (a harness of its own, not written yet).
+Left out here: attachments (their chapter adds them) and pi's loop (pi_harness.py, which shares this
+class's side of the reader).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class RunSettings:
     max_format_errors: int = 3
     time_limit_s: float | None = 600.0
     mtp: bool = False  # drafted decoding (chapter 10): the same tokens, fewer forward passes of the model
+    harness: str = "simple"  # which loop runs the question: "simple" (this one) or "pi" (pi_harness.py)
+    pi_model: str = ""  # PiHarness only: one of pi's own models as "provider/id"; "": this page's model
 
     @property
     def sampling(self) -> Sampling:

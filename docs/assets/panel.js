@@ -25,6 +25,7 @@ import {
   url,
 } from "./api.js";
 import { asText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
+import { harnessControls } from "./harness.js";
 import { hidePopover, Renderer, wireTokens } from "./render.js";
 import { serverStatus } from "./status.js";
 
@@ -409,6 +410,8 @@ class Panel {
       form.append(label);
     }
     this.inputs = inputs;
+    const harness = harnessControls(this.root, defaults);
+    form.append(harness.box);
     const run = el("button", "al-btn al-run", "Run");
     run.type = "submit";
     const stop = el("button", "al-btn al-stop", "Stop");
@@ -429,6 +432,7 @@ class Panel {
         else if (input.value !== "")
           settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
       }
+      Object.assign(settings, harness.values());
       this.startRun(q.value.trim(), settings, run, stop);
     });
     stop.addEventListener("click", () => {
