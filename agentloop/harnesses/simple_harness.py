@@ -85,6 +85,9 @@ class SimpleHarness:
         prev_prompt = ""
         stop_reason, final = "max_steps", ""
         # [/quote:setup]
+        # [quote:forget]
+        self.llm.forget()  # no cache from another run: this run's first prefill computes its whole prompt
+        # [/quote:forget]
         # [quote:render]
         for step in range(1, s.max_steps + 1):
             self.emit("step_start", step=step)

@@ -39,4 +39,6 @@ class Backend(Protocol):
 
     def piece(self, token_id: int) -> str: ...
 
+    def forget(self) -> None: ...  # drop what generate() kept for the next prompt (a new run starts from nothing)
+
     def unload(self) -> None: ...
