@@ -86,7 +86,7 @@ class SimpleHarness:
         stop_reason, final = "max_steps", ""
         # [/quote:setup]
         # [quote:forget]
-        self.llm.forget()  # no cache from another run: this run's first prefill computes its whole prompt
+        self.llm.forget()  # nothing cached by another run: step 1 computes its whole prompt
         # [/quote:forget]
         # [quote:render]
         for step in range(1, s.max_steps + 1):

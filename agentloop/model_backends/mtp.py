@@ -35,17 +35,18 @@ class Drafter:
         self.embed = target.get_input_embeddings()  # the model's own table (Gemma scales it by √width)
         text_config = target.config.get_text_config()
         self.kv_layers = kv_layers(text_config)
-        # How many of the last positions a sliding-window layer sees before a new one (full attention: all).
+        # The last positions a sliding-window layer sees before a new one (full attention: all).
         self.window = {"sliding_attention": text_config.sliding_window - 1}
 
     def shared(self, cache) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-        """The model's keys and values, one pair per kind of attention, straight from its cache. A sliding-window
-        layer's cache may hold more than its window (prefix_cache.py keeps every position): only the last
-        window - 1 positions are given, as the model's own sliding layers see before a new position."""
+        """The model's keys and values, one pair per kind of attention, straight from its cache.
+        A sliding-window layer's cache may hold more than its window (prefix_cache.py keeps every
+        position): only the last window - 1 are given, those the model's own layer sees."""
         shared = {}
         for kind, i in self.kv_layers.items():
             seen = slice(-self.window[kind], None) if kind in self.window else slice(None)
-            shared[kind] = (cache.layers[i].keys[..., seen, :], cache.layers[i].values[..., seen, :])
+            layer = cache.layers[i]
+            shared[kind] = (layer.keys[..., seen, :], layer.values[..., seen, :])
         return shared
 
     def step(self, token_ids: torch.Tensor, hidden: torch.Tensor, positions: torch.Tensor, shared: dict,

@@ -4,8 +4,8 @@ It follows transformers' own greedy generate() exactly (a test checks token for 
 one forward pass over the prompt (prefill), then one per token with the cache, and after each the sampling
 rules of sampling.py, so every token can be reported with its probability, rank and alternatives. With MTP on,
 the tokens come from _drafted() instead, where a drafter (mtp.py) guesses and one pass checks several at once.
-The cache is kept from one generate() to the next (prefix_cache.py), so the prefill computes only the part of
-the prompt the last one did not hold.
+The cache is kept from one generate() to the next (prefix_cache.py), so the prefill computes
+only the part of the prompt the last one did not hold.
 Left out here: media (images, sound, video), which has a chapter and code of its own.
 """
 
@@ -63,7 +63,7 @@ class SimpleBackend:
         self.sampling_defaults = self._recommended_sampling(generation)
         self._forced: deque[list[int]] = deque()
         self.drafter: Drafter | None = None  # loaded the first time MTP is switched on
-        self.prefix = PrefixCache(self.model.config)  # the last generation's cache, for the next prompt
+        self.prefix = PrefixCache(self.model.config)  # the last generation's cache, kept
         self.prefix.enabled = prefix_reuse
 
     # -- the checkpoint's files ----------------------------------------------------------------------------------
@@ -157,14 +157,14 @@ class SimpleBackend:
             if hasattr(self.model.model, "rope_deltas"):
                 self.model.model.rope_deltas = None
             start = time.perf_counter()
-            if forced is None:  # the cache the last generation left, put back to what this prompt shares with it
+            if forced is None:  # the last generation's cache, back to what this prompt shares
                 cache, reused = self.prefix.start(prompt.ids)
             else:  # a continuation from outside (tests, the book's recordings) starts from nothing
                 self.prefix.drop()
                 cache, reused = fresh_cache(self.model.config), 0
             out = self._forward(ids[:, reused:], cache, hidden=drafting)
             ms = round((time.perf_counter() - start) * 1000, 1)
-            self.prefix.mark(cache)  # Gated DeltaNet's state at the prompt's end, where the next prompt may diverge
+            self.prefix.mark(cache)  # Gated DeltaNet's state at the prompt's end, copied
             yield {"type": "prefill", "n_tokens": len(prompt.ids), "reused": reused, "ms": ms}
             # [/quote:prefill]
 
@@ -228,7 +228,8 @@ class SimpleBackend:
         """MTP: the drafter guesses the next tokens, and one forward pass of the model checks them all. Each guess
         goes through sample() as its `draft`, so every token comes out as often as without a drafter; the first
         guess turned down ends the round, and the model's own pick in its place starts the next."""
-        cache = out.past_key_values  # its sliding-window layers keep every position, so guesses can be taken back
+        # Its sliding-window layers keep every position (prefix_cache.py): guesses can be taken back.
+        cache = out.past_key_values
         token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
         hidden = out.hidden_states[-1][:, -1:]
         while True:
@@ -248,7 +249,8 @@ class SimpleBackend:
                 yield token_id, {**details, "drafted": True}
             else:  # every guess kept: the model's pick after the last one comes with the same pass
                 token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
-            cut_back(cache, cache.get_seq_length() - (len(guesses) - kept))  # forget the guesses turned down
+            # Forget the keys and values of the guesses turned down.
+            cut_back(cache, cache.get_seq_length() - (len(guesses) - kept))
             hidden = out.hidden_states[-1][:, kept:kept + 1]  # the model's state where the next token was picked
     # [/quote:drafted]
 
