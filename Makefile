@@ -1,5 +1,5 @@
 # Two commands a new user types: `make serve` (set up, build the book, serve it with the demo server) and
-# `make test` (set up, run every test and the strict book build). Everything below installs from nothing.
+# `make test` (set up, the linter, every test and the strict book build). Everything below installs from nothing.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -37,6 +37,7 @@ book: setup
 	@if [ -f mkdocs.yml ]; then NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict; fi
 
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 	@if [ -f mkdocs.yml ]; then NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict; fi
 

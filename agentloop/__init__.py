@@ -1,5 +1,13 @@
 """agentloop: an LLM agent loop small enough to read, quoted by the book that explains it.
 
 Rooms: model_families/ (how each model writes turns and tool calls), model_backends/ (what runs the model),
-harnesses/ (the loop), tools.py and sandbox.py (what the model may do), events.py (what every stage reports).
+harnesses/ (the loop), training/ (the tiny checkpoints taught to call a tool), and these files:
+
+cli.py          the `agentloop` command: each subcommand a small function
+events.py       the one event vocabulary every stage reports in
+paths.py        where things are on disk, the default model, and which checkpoint a model's name means
+sandbox.py      run_python's sandbox (bubblewrap, limits, a nobody user)
+terminal.py     `agentloop run`: a run in the terminal
+tiny_models.py  the tiny checkpoints of the real architectures, built offline
+tools.py        the tools the model may call, and the check of a call's arguments
 """

@@ -52,6 +52,10 @@ def _serve(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from agentloop.harnesses.simple_harness import RunSettings
+    from agentloop.paths import DEFAULT_MODEL
+
+    d = RunSettings()  # the flags left out get run_settings' merge, whose defaults these help texts show
     p = argparse.ArgumentParser(prog="agentloop", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -62,17 +66,22 @@ def parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="ask one question and watch the agent loop in the terminal")
     run.add_argument("question")
-    run.add_argument("--model", default=None, help="a model id or folder (default: the embedded default)")
+    run.add_argument("--model", default=None,
+                     help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})")
     run.add_argument("--yes", action="store_true", help="approve every tool call without asking")
     run.add_argument("--json", action="store_true", help="print one event a line as JSON")
-    run.add_argument("--max-steps", type=int, default=6)
-    run.add_argument("--tools", default=None, help="comma-separated tools the model sees: run_python, list_files, read_file (default: run_python)")
+    run.add_argument("--max-steps", type=int, default=None, help=f"model turns at most (default: {d.max_steps})")
+    run.add_argument("--tools", default=None, help="comma-separated tools the model sees: run_python, list_files, "
+                                                   f"read_file (default: {','.join(d.tools)})")
     run.add_argument("--no-tools", action="store_true", help="give the model no tools")
-    run.add_argument("--temperature", type=float, default=None)
-    run.add_argument("--top-p", type=float, default=None)
-    run.add_argument("--top-k", type=int, default=None)
-    run.add_argument("--max-tokens", type=int, default=256, help="max tokens per step")
-    run.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=False)
+    recommended = "(default: the checkpoint's recommended sampling)"
+    run.add_argument("--temperature", type=float, default=None, help=recommended)
+    run.add_argument("--top-p", type=float, default=None, help=recommended)
+    run.add_argument("--top-k", type=int, default=None, help=recommended)
+    run.add_argument("--max-tokens", type=int, default=None,
+                     help=f"max tokens per step (default: {d.max_new_tokens})")
+    run.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None,
+                     help=f"(default: {d.thinking})")
     run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
     run.set_defaults(func=_run)
@@ -101,7 +110,8 @@ def parser() -> argparse.ArgumentParser:
     srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
     srv.add_argument("--port", type=int, default=8000)
-    srv.add_argument("--model", default=None, help="a model id or folder (default: the embedded default)")
+    srv.add_argument("--model", default=None,
+                     help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})")
     srv.set_defaults(func=_serve)
     return p
 

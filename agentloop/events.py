@@ -3,6 +3,7 @@
 The backends yield `prefill`, `token` and `done`; the harnesses pass those on with the step number (`done`
 becomes `model_end`) and add the rest. The demo server streams them as Server-Sent Events, the panels draw
 them, the recorded runs in docs/ are them saved as JSON Lines, and the tests check them against this table.
+A model load's events (load_start … ready) are in the same table: the demo server streams them the same way.
 A run's events, replayed in order, draw exactly what the live run drew.
 """
 
@@ -34,6 +35,14 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "run_end": ("stop_reason", "final", "steps", "ms"),
     # Anything that went wrong, in the book's two languages.
     "error": ("message",),
+    # A model load (the demo server's load stream): the family is known from config.json alone, then
+    # huggingface_hub's progress (bytes written of the bytes to fetch, files done of the files to fetch),
+    # then the weights go into memory, then `ready` (or an `error`).
+    "load_start": ("load_id", "model"),
+    "family": ("model", "family"),
+    "download": ("model", "bytes_done", "bytes_total", "files_done", "files_total"),
+    "loading": ("model",),
+    "ready": ("model", "family", "ms"),
 }
 
 OPTIONAL: dict[str, tuple[str, ...]] = {

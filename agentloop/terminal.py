@@ -8,35 +8,49 @@ import sys
 import threading
 from pathlib import Path
 
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
-from agentloop.tools import select
-
-DEFAULT_MODEL = "agent-qwen3_5"
-
-
-def default_model() -> str:
-    from agentloop.paths import MODELS_DIR
-
-    return str(MODELS_DIR / DEFAULT_MODEL)
+from agentloop import paths
+from agentloop.harnesses.simple_harness import (
+    RunSettings,
+    SimpleHarness,
+    run_reporting_errors,
+    run_settings,
+)
+from agentloop.model_families import Sampling
 
 
-def settings_from(args, defaults) -> RunSettings:
-    """The run's settings: the flags given, and the checkpoint's recommended sampling for the rest."""
-    tools = tuple(t.strip() for t in args.tools.split(",")) if args.tools else RunSettings().tools
-    select(tools)  # an unknown tool name fails here, before the model loads
-    return RunSettings(
-        max_steps=args.max_steps, max_new_tokens=args.max_tokens, thinking=args.thinking,
-        temperature=defaults.temperature if args.temperature is None else args.temperature,
-        top_p=defaults.top_p if args.top_p is None else args.top_p,
-        top_k=defaults.top_k if args.top_k is None else args.top_k,
-        use_tools=not args.no_tools, tools=tools, auto_approve=args.yes, mtp=args.mtp,
+def settings_from(args, recommended: Sampling) -> RunSettings:
+    """The run's settings: the flags given, and (run_settings) the checkpoint's recommended sampling for the
+    rest. An unknown tool name fails here, before the model loads."""
+    tools = tuple(t.strip() for t in args.tools.split(",")) if args.tools else None
+    return run_settings(
+        recommended, max_steps=args.max_steps, max_new_tokens=args.max_tokens, thinking=args.thinking,
+        temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, use_tools=not args.no_tools,
+        tools=tools, auto_approve=args.yes, mtp=args.mtp,
     )
 
 
-def run(args) -> int:
+def load(name: str | None):
+    """The backend for a model's name (paths.model_ref); a model that cannot be found or fetched is a message in
+    English and Chinese on stderr, and None."""
+    from agentloop.model_backends import model_folder
     from agentloop.model_backends.simple_backend import SimpleBackend
 
-    llm = SimpleBackend(args.model or default_model())
+    try:
+        ref, _ = paths.model_ref(name, folders=True)
+        return SimpleBackend(ref)
+    except paths.ModelNotFound as e:
+        message = {"en": e.en, "zh": e.zh}
+    except Exception as e:  # huggingface_hub's and the family check's errors, said plainly
+        message = model_folder.explain(name or paths.DEFAULT_MODEL, e)
+    sys.stderr.write(f"{message['en']}\n{message['zh']}\n")
+    return None
+
+
+def run(args) -> int:
+    settings = settings_from(args, Sampling())  # the flags are checked before the model loads
+    llm = load(args.model)
+    if llm is None:
+        return 2
     settings = settings_from(args, llm.sampling_defaults)
     inbox: queue.Queue = queue.Queue()
     harness = SimpleHarness(llm, [], args.question, settings, inbox.put, Path(args.folder) if args.folder else None)

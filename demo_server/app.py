@@ -1,8 +1,18 @@
-"""The demo server: the built book and the API its panels call, on one origin (`agentloop serve`, `make serve`).
+"""The demo server's routes: the built book and the API its panels call, on one origin (`agentloop serve`).
 
 The API runs agentloop's own code: a run is SimpleHarness streaming the events of agentloop/events.py as
 Server-Sent Events, exactly as a recording saves them; the smaller calls show one stage alone. The contract with
-the panels is docs/assets/README-panel.md; what keeps other web pages out is guard.py.
+the panels is docs/assets/README-panel.md; what keeps other web pages out is guard.py. This file holds routes
+only: each is a few lines over model.py (the model, its runs and loads) or stages.py.
+
+How to add an endpoint:
+1. its request and answer shapes in schemas.py (Strict for requests: unknown fields are refused);
+2. a function here, decorated with its method and path under /api, `dependencies=tokened` on a POST, and
+   `responses=ERRORS`; the function's name is the endpoint's name in the panels' API table;
+3. its work in stages.py (a stage of the loop: `with current.text() as backend:`, then
+   `with current.forward(backend):` for a forward pass) or in model.py (the model, runs, loads);
+4. a line in docs/assets/README-panel.md. The panels need no copy of the path: every page the server serves
+   carries the API table (book.api_table, from these routes) in its `agentloop-api` meta.
 """
 
 from __future__ import annotations
@@ -17,16 +27,30 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentloop.model_backends import model_folder
 from demo_server import stages
-from demo_server.book import Book
-from demo_server.current import CurrentModel
+from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response
 from demo_server.guard import MAX_BODY, TOKEN_HEADER, Guard, allowed_hosts
+from demo_server.model import CurrentModel
 from demo_server.runs import ORPHAN_S
-from demo_server.schemas import (Decision, Empty, ErrorBody, LoadRequest, LoadStarted, ModelMenu, NextToken,
-                                 NextTokenRequest, Ok, RenderRequest, Rendered, RunRequest, RunStarted, Status,
-                                 TokenizeRequest, Tokenized)
+from demo_server.schemas import (
+    Decision,
+    Empty,
+    ErrorBody,
+    LoadRequest,
+    LoadStarted,
+    ModelMenu,
+    NextToken,
+    NextTokenRequest,
+    Ok,
+    Rendered,
+    RenderRequest,
+    RunRequest,
+    RunStarted,
+    Status,
+    Tokenized,
+    TokenizeRequest,
+)
 
 DESCRIPTION = f"""
 The API behind the book's live panels. Everything is on the page's own origin.
@@ -34,7 +58,12 @@ The API behind the book's live panels. Everything is on the page's own origin.
 **Security.** Requests are answered only for this server's own Host (127.0.0.1, localhost or [::1] with its port),
 and refused with an Origin header from anywhere else. Every POST needs the header `{TOKEN_HEADER}`: the
 per-start token, found only in the `<meta name="agentloop-token">` tag of the HTML pages this server serves
-(401 when missing, 403 when wrong). POST bodies are JSON of at most {MAX_BODY // 1024} KiB (413 when larger).
+(401 when missing, 403 when wrong).
+
+**The API table.** Every HTML page this server serves also carries `<meta name="agentloop-api" content="…">`:
+JSON, `{{route_name: [METHOD, path_template]}}` for every route under /api, built from these routes (the name is
+the endpoint function's, the path as below, e.g. `"run_events": ["GET", "/api/runs/{{run_id}}/events"]`). A page
+without these metas is the static book, which replays only and sends no request to /api. POST bodies are JSON of at most {MAX_BODY // 1024} KiB (413 when larger).
 
 **One model, one run.** One model serves every tab. A run, or a model load, while a run is using the model is
 refused with 409 (not queued); so is a run while a model loads.
@@ -70,7 +99,6 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
         allow_forced = os.environ.get("AGENTLOOP_ALLOW_FORCED") == "1"
     token = token or secrets.token_urlsafe(32)
     current = CurrentModel(device=device, orphan_s=orphan_s)
-    book = Book(site_dir, token)
 
     app = FastAPI(title="agentloop demo server", version="1", description=DESCRIPTION,
                   openapi_url="/api/openapi.json", docs_url=None, redoc_url=None)
@@ -156,23 +184,16 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
             raise ApiError(404, f"There is no API endpoint /{path}.", f"沒有 /{path} 這個 API。")
         return book.response(path)
 
+    book = Book(site_dir, token, api_table(app))  # after every route: the table lists them all
     start_model(current, model)
     return app
 
 
 def start_model(current: CurrentModel, model: str | None) -> None:
-    """Begin loading the first model: a name from the menu, a Hub id, or (from the command line) any folder."""
-    if model is None:
-        from agentloop.terminal import default_model
-
-        model = default_model()  # the embedded default, as `agentloop run` uses
-    folder = Path(model)
+    """Begin loading the first model: a name from the menu (None: paths.DEFAULT_MODEL), a Hub id, or (from the
+    command line) any folder."""
     try:
-        if folder.is_dir() and (folder / "config.json").is_file():
-            inside = folder.resolve().parent == Path(model_folder.MODELS_DIR).resolve()
-            current.start_load(folder.name if inside else model, ref=str(folder), hub=False)
-        else:
-            current.start_load(model)
+        current.start_load(model if model is None else str(model), folders=True)
     except ApiError as e:  # the server still serves the book; the panels replay until a model is loaded
         current.error = {"en": e.en, "zh": e.zh}
 

@@ -1,7 +1,8 @@
 """The built book (`mkdocs build` writes site/), served on the API's own origin, so its panels can run live.
 
-Every HTML page gets the per-start token as `<meta name="agentloop-token">`, which panel.js sends back on each
-POST, and a Content-Security-Policy that allows only this origin. mkdocs-material writes a few small inline
+Every HTML page gets the per-start token as `<meta name="agentloop-token">`, which the panels send back on
+each POST, the API table as `<meta name="agentloop-api">` (api_table: the panels call no path they were not
+given, and a page without it is the static book, which replays only), and a Content-Security-Policy that allows only this origin. mkdocs-material writes a few small inline
 scripts (the palette, the tabs, its config); the policy allows exactly those by their SHA-256 hashes, taken
 from every page of the site, so Material's instant navigation can run any page's scripts.
 """
@@ -10,12 +11,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import threading
+from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 
 INLINE_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.S | re.I)
 HEAD = re.compile(r"<head\b[^>]*>", re.I)
@@ -46,10 +51,21 @@ def script_hashes(html: str) -> set[str]:
     return hashes
 
 
+def api_table(app: FastAPI) -> dict[str, list[str]]:
+    """{route_name: [METHOD, path_template]} for every API route under /api, from the app's own routes: the
+    name is the endpoint function's, the path as FastAPI writes it (`/api/runs/{run_id}/events`)."""
+    table = {}
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.path.startswith("/api/"):
+            table[route.name] = [sorted(route.methods)[0], route.path]
+    return table
+
+
 class Book:
-    def __init__(self, site_dir: str | Path, token: str):
+    def __init__(self, site_dir: str | Path, token: str, api: dict[str, list[str]]):
         self.site = Path(site_dir).resolve()
-        self.meta = f'<meta name="agentloop-token" content="{token}">'
+        self.meta = (f'<meta name="agentloop-token" content="{token}">'
+                     f'<meta name="agentloop-api" content="{escape(json.dumps(api), quote=True)}">')
         self._pages: dict[Path, tuple[tuple[int, int], bytes, set[str]]] = {}
         self._site_hashes: set[str] | None = None
         self._lock = threading.Lock()

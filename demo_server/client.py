@@ -8,7 +8,7 @@ import re
 import socket
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 TOKEN_META = re.compile(r'<meta name="agentloop-token" content="([^"]+)">')
 

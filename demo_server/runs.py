@@ -1,8 +1,8 @@
 """A run: SimpleHarness in a worker thread, its events kept in an EventLog for every reader.
 
-The run's model is the shared one (current.py), seen through RunModel: its generate() holds the model lock for the
-whole generation, so nothing else runs a forward pass on the same weights meanwhile, and continuations forced
-for this run (tests, the book's recordings) are handed to the backend just before the generation they replace.
+The run's model is the shared one (model.py), seen through RunModel: its generate() holds the model lock for the
+whole generation, so nothing else runs a forward pass on the same weights meanwhile. Continuations forced for a
+run (tests, the book's recordings) wait in the backend's own queue (SimpleBackend.force), one per generation.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import shutil
 import tempfile
 import threading
 import time
-from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.stream import EventLog
@@ -26,12 +25,10 @@ ORPHAN_S = 15.0
 class RunModel:
     """The backend as one run sees it: the same object, with generate() serialised and model_id the menu's name."""
 
-    def __init__(self, backend, name: str, model_lock: threading.Lock, text_lock: threading.Lock,
-                 forced: list[str] | None = None):
+    def __init__(self, backend, name: str, model_lock: threading.Lock, text_lock: threading.Lock):
         self._backend = backend
         self._model_lock = model_lock
         self._text_lock = text_lock
-        self._forced = deque(forced or [])
         self.model_id = name
 
     def __getattr__(self, attr):
@@ -47,8 +44,6 @@ class RunModel:
 
     def generate(self, prompt, sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
         with self._model_lock:
-            if self._forced:
-                self._backend.force(self._forced.popleft())
             yield from self._backend.generate(prompt, sampling, should_stop)
 
 
@@ -59,12 +54,9 @@ class Run:
         self.files = Path(tempfile.mkdtemp(prefix="agentloop-run-"))  # the conversation's folder, seen as /data
         self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
-        self.pending: set[str] = set()  # call ids whose permission is asked and not yet answered
-        self.waiting_since: float | None = None
         self._on_end = on_end
         self._orphan_s = orphan_s
         self._ended = threading.Event()
-        self._lock = threading.Lock()
 
     @property
     def ended(self) -> bool:
@@ -76,23 +68,12 @@ class Run:
 
     def decide(self, call_id: str, approve: bool) -> bool:
         """Pass the reader's answer on; False when no permission with this call id is waiting."""
-        with self._lock:
-            if call_id not in self.pending:
-                return False
-            self.pending.discard(call_id)
-        self.harness.decide(call_id, approve)
-        return True
+        return self.harness.decide(call_id, approve)
 
     def stop(self) -> None:
         self.harness.stop()
 
     def _emit(self, event: dict) -> None:
-        with self._lock:
-            if event["type"] == "permission":
-                self.pending.add(event["call_id"])
-                self.waiting_since = time.monotonic()
-            elif event["type"] == "decision":
-                self.pending.discard(event["call_id"])
         if event["type"] == "run_end":
             self._finish()  # the model is free before any reader sees run_end
         self.log.append(event)
@@ -112,9 +93,10 @@ class Run:
     def _watch(self) -> None:
         """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s."""
         while not self._ended.wait(1.0 if self._orphan_s >= 2 else self._orphan_s / 2):
-            with self._lock:
-                waiting = bool(self.pending) and self.waiting_since is not None
-                since = max(self.waiting_since or 0.0, self.log.idle_since)
-            if waiting and self.log.readers == 0 and time.monotonic() - since > self._orphan_s:
+            waiting_since = self.harness.waiting_since
+            if waiting_since is None:
+                continue
+            since = max(waiting_since, self.log.idle_since)
+            if self.log.readers == 0 and time.monotonic() - since > self._orphan_s:
                 self.harness.stop()
                 return

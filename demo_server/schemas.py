@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
-from agentloop.tools import TOOLS
+from agentloop.tools import select
 
 Text = Annotated[str, StringConstraints(max_length=32_000)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -18,9 +25,7 @@ class Strict(BaseModel):
 
 
 def known_tools(names: list[str] | None) -> list[str] | None:
-    for name in names or []:
-        if name not in TOOLS:
-            raise ValueError(f"unknown tool {name!r}; the tools are: {', '.join(TOOLS)}")
+    select(names or [])  # tools.py's one check: ValueError naming the tools there are
     return names
 
 

@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import torch
 
+from agentloop.harnesses.simple_harness import run_settings
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.sampling import sample
-from agentloop.model_families import Sampling
-from agentloop.tools import TOOLS
-from demo_server.current import CurrentModel
+from agentloop.model_backends.simple_backend import fresh_positions
+from agentloop.tools import select
 from demo_server.errors import ApiError
-
-
-def _backend(current: CurrentModel):
-    with current.lock:
-        if current.backend is None or current.loading:
-            raise ApiError(409, "No model is ready: wait for the load to finish, or pick one (POST /api/models/load).",
-                           "模型尚未就緒：請等它載入完成，或先選一個模型（POST /api/models/load）。")
-        return current.backend
+from demo_server.model import CurrentModel
 
 
 def chat_messages(backend, messages: list[dict]) -> list[dict]:
@@ -34,9 +27,8 @@ def chat_messages(backend, messages: list[dict]) -> list[dict]:
 
 def render(current: CurrentModel, messages: list[dict], tools: list[str] | None, thinking: bool,
            generation_prompt: bool) -> dict:
-    backend = _backend(current)
-    schemas = [TOOLS[name].schema() for name in tools] if tools else None
-    with current.text_lock:
+    schemas = [tool.schema() for tool in select(tools).values()] if tools else None
+    with current.text() as backend:
         try:
             prompt = backend.render(chat_messages(backend, messages), schemas, thinking, generation_prompt)
         except Exception as e:  # the template's own checks (e.g. "no user message") are the reader's to see
@@ -47,8 +39,7 @@ def render(current: CurrentModel, messages: list[dict], tools: list[str] | None,
 
 
 def tokenize(current: CurrentModel, text: str) -> dict:
-    backend = _backend(current)
-    with current.text_lock:
+    with current.text() as backend:
         ids = backend.encode(text).ids
         detok = Detokenizer(backend.tokenizer)
         texts = [detok.add(i) for i in ids]
@@ -59,37 +50,24 @@ def tokenize(current: CurrentModel, text: str) -> dict:
 def next_token(current: CurrentModel, prompt: str | None, messages: list[dict] | None, tools: list[str] | None,
                thinking: bool, temperature: float | None, top_p: float | None, top_k: int | None,
                top_n: int) -> dict:
-    backend = _backend(current)
     if prompt is None:
         prompt = render(current, messages, tools, thinking, True)["prompt"]
-    with current.text_lock:
+    with current.text() as backend:
         ids = backend.encode(prompt).ids
     if not ids:
         raise ApiError(422, "The prompt is empty: it has no tokens to predict from.", "提示是空的：沒有可以預測的 token。")
     if len(ids) > backend.context_length:
         raise ApiError(422, f"The prompt has {len(ids)} tokens; this model reads at most {backend.context_length}.",
                        f"提示有 {len(ids)} 個 token，超過這個模型的上限 {backend.context_length}。")
-    d = backend.sampling_defaults
-    s = Sampling(d.temperature if temperature is None else temperature, d.top_p if top_p is None else top_p,
-                 d.top_k if top_k is None else top_k)
+    s = run_settings(backend.sampling_defaults, temperature=temperature, top_p=top_p, top_k=top_k).sampling
 
-    if not current.model_lock.acquire(blocking=False):
-        raise ApiError(409, "The model is generating for a run; try again when it has finished.",
-                       "模型正在為一個執行產生內容，請等它完成後再試。")
-    try:
-        if current.backend is not backend:  # switched meanwhile
-            raise ApiError(409, "The model changed while this request waited; ask again.",
-                           "模型在這個請求等待時換掉了，請再試一次。")
-        with torch.inference_mode():
-            # One forward pass over the prompt, as generate()'s prefill does (a fresh prompt: Qwen3.5's
-            # multimodal position offset is reset first), keeping only the last position's logits.
-            if hasattr(backend.model.model, "rope_deltas"):
-                backend.model.model.rope_deltas = None
-            out = backend.model(input_ids=torch.tensor([ids], device=backend.device), use_cache=False,
-                                logits_to_keep=1)
-            logits = out.logits[0, -1].float().cpu()
-    finally:
-        current.model_lock.release()
+    with current.forward(backend), torch.inference_mode():
+        # One forward pass over the prompt, as generate()'s prefill does (from fresh positions), keeping only
+        # the last position's logits.
+        fresh_positions(backend.model)
+        out = backend.model(input_ids=torch.tensor([ids], device=backend.device), use_cache=False,
+                            logits_to_keep=1)
+        logits = out.logits[0, -1].float().cpu()
 
     chosen, details = sample(logits, s, backend.piece)  # one draw, and how many tokens the settings keep
     kept = details["kept"]

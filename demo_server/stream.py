@@ -11,7 +11,7 @@ import asyncio
 import json
 import threading
 import time
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 KEEP_ALIVE_S = 15.0
 
@@ -64,7 +64,7 @@ class EventLog:
                     return
                 try:
                     await asyncio.wait_for(entry[1].wait(), keep_alive_s)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     yield ": keep-alive\n\n"
         finally:
             with self._lock:

@@ -61,6 +61,7 @@ def fake_hub(fake_hub_repos, monkeypatch):
     import importlib
 
     from huggingface_hub import constants
+
     from tests.fake_hub import FakeHub
 
     hub = FakeHub(fake_hub_repos).start()

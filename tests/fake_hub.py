@@ -145,12 +145,12 @@ class FakeHub:
     def running(self) -> bool:
         return self._server is not None
 
-    def start(self) -> "FakeHub":
+    def start(self) -> FakeHub:
         """Serve on a free port of 127.0.0.1 (the same port again after a stop)."""
         if self._server is not None:
             return self
         for repo in self.repos.values():
-            repo.files  # hash the files now, not in several handler threads at once
+            _ = repo.files  # hash the files now, not in several handler threads at once
         handler = type("Handler", (_Handler,), {"hub": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
@@ -168,7 +168,7 @@ class FakeHub:
         self._thread.join(timeout=5)
         self._server = self._thread = None
 
-    def __enter__(self) -> "FakeHub":
+    def __enter__(self) -> FakeHub:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -12,9 +12,10 @@ import pytest
 
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
+from tests.conftest import CHROMIUM, build_book
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM, build_book
+
 ARTIFACTS = ROOT / "test-artifacts"
 QUESTION = "What is 48213 * 9127?"
 
@@ -33,12 +34,10 @@ def chapter1(base: str) -> str:
 def test_live_ask_stream_approve_answer(site, browser):
     import torch
 
-    from agentloop.terminal import default_model
-
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    server = ServerThread(create_app(model=default_model(), site_dir=site, port=port, device="cpu"), port).start()
+    server = ServerThread(create_app(model=None, site_dir=site, port=port, device="cpu"), port).start()
     try:
         Client(server.url).wait_ready(120)
         page = browser.new_page(viewport={"width": 1280, "height": 2000})

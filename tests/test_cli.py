@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -44,3 +45,25 @@ def test_sandbox_command(tmp_path):
     out = agentloop("sandbox", "--folder", str(tmp_path), "-c", "open('/data/x.txt', 'w').write('hi'); print(6 * 7)")
     assert out.returncode == 0 and "42" in out.stdout
     assert (tmp_path / "x.txt").read_text() == "hi"
+
+
+def test_run_takes_a_name_from_the_model_menu():
+    """`--model tiny-gemma4` is the folder models/tiny-gemma4, as the menu and the server name it."""
+    out = agentloop("run", "--json", "--yes", "--max-steps", "1", "--max-tokens", "4", "--no-tools",
+                    "--model", "tiny-gemma4", "Hi")
+    first = json.loads(out.stdout.splitlines()[0])
+    assert first["type"] == "run_start" and first["model"].endswith("tiny-gemma4"), out.stdout + out.stderr
+
+
+def test_a_model_that_cannot_be_found_is_said_plainly(tmp_path):
+    """No traceback: what was looked for, where, and what to do, in English and Chinese."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "AGENTLOOP_MODELS": str(tmp_path)}
+    missing = agentloop("run", "--model", "agent-nothing", "Hi", env=env)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
+    assert "agent-nothing" in missing.stderr and str(tmp_path) in missing.stderr and "沒有" in missing.stderr
+    offline = agentloop("run", "--model", "nobody/no-such-model", "Hi", env=env)
+    assert offline.returncode == 2 and "Traceback" not in offline.stderr, offline.stderr
+    assert "nobody/no-such-model" in offline.stderr and "Hugging Face Hub" in offline.stderr
+    assert "無法" in offline.stderr
+    not_a_name = agentloop("run", "--model", "../../etc", "Hi", env=env)
+    assert not_a_name.returncode == 2 and "neither" in not_a_name.stderr and "既不是" in not_a_name.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentloop.model_families import FAMILIES, UnsupportedModel, for_model_type
-from agentloop.model_families.base import FormatError
+from agentloop.model_families.base import FormatError, strip_stop
 
 SCHEMAS = {
     "run_python": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
@@ -40,6 +40,21 @@ def test_rendered_call_parses_back(backend, name, args):
     if name == "convert":
         got = parsed.tool_calls[0].arguments
         assert isinstance(got["times"], int) and isinstance(got["exact"], bool) and got["label"] == "42"
+
+
+@pytest.mark.parametrize("name,args", [("run_python", {"code": CODE}), ("convert", ARGS)])
+def test_write_call_is_the_inverse_of_parse(backend, name, args):
+    """write_call writes what the checkpoint's chat template writes for the call, and parse reads it back."""
+    written = backend.family.write_call(name, args)
+    parsed = backend.family.parse(written, SCHEMAS)
+    assert parsed.error is None and parsed.content == "", parsed
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(name, args)]
+    messages = [{"role": "user", "content": "Go."},
+                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]},
+                {"role": "tool", "name": name, "content": "done"}]
+    # The stop token aside: Gemma's <|tool_response> is written by the template with the result that follows.
+    pieces = backend.family.stop_pieces
+    assert strip_stop(written, pieces)[0] == strip_stop(model_part(backend, messages[:2]), pieces)[0]
 
 
 def test_thinking_and_reply_parse_back(backend):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from transformers import GenerationConfig
 
@@ -16,24 +18,32 @@ PROMPTS = [
 GREEDY = Sampling(temperature=0, max_new_tokens=220)
 
 
+def without_stops(backend):
+    """The same model with no stop tokens: a shallow copy, so the session's backend is never changed."""
+    quiet = copy.copy(backend)
+    quiet.eos_ids = set()
+    return quiet
+
+
 def run(backend, encoded, sampling, should_stop=lambda: False):
     return list(backend.generate(encoded, sampling, should_stop))
 
 
 def test_greedy_matches_transformers_generate(backend):
     # A random model may stop early: both sides run without stop tokens, 220 tokens each.
-    stops, backend.eos_ids = backend.eos_ids, set()
+    # transformers' generate() reads the stop tokens from the model's own generation_config, shared by every
+    # test: swapped out here and put back whatever happens.
     model_stops, backend.model.generation_config.eos_token_id = backend.model.generation_config.eos_token_id, None
     try:
         for i, messages in enumerate(PROMPTS):
             encoded = backend.encode(backend.render(messages, None, thinking=i == 1))
-            ours = [ev["id"] for ev in run(backend, encoded, GREEDY) if ev["type"] == "token"]
+            ours = [ev["id"] for ev in run(without_stops(backend), encoded, GREEDY) if ev["type"] == "token"]
             config = GenerationConfig(max_new_tokens=220, do_sample=False, pad_token_id=0)
             ref = backend.model.generate(torch.tensor([encoded.ids]), generation_config=config)[0, len(encoded.ids):].tolist()
             assert len(ours) == 220
             assert ours == ref, f"prompt {i}: first difference at {next(j for j, (a, b) in enumerate(zip(ours, ref)) if a != b)}"
     finally:
-        backend.eos_ids, backend.model.generation_config.eos_token_id = stops, model_stops
+        backend.model.generation_config.eos_token_id = model_stops
 
 
 def test_events_are_the_documented_ones(backend):
@@ -93,11 +103,7 @@ def test_stop_token_ends_the_step(backend):
 
 def test_max_new_tokens(backend):
     encoded = backend.encode(backend.render(PROMPTS[0], None, False))
-    stops, backend.eos_ids = backend.eos_ids, set()
-    try:
-        done = run(backend, encoded, Sampling(temperature=0, max_new_tokens=7))[-1]
-    finally:
-        backend.eos_ids = stops
+    done = run(without_stops(backend), encoded, Sampling(temperature=0, max_new_tokens=7))[-1]
     assert done["finish"] == "max_new_tokens" and done["n_tokens"] == 7 and done["stop_piece"] is None
 
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 import threading
 import time
 
-
 from agentloop import events
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.model_families import FAMILIES
 
 
 def call(family: str, code: str, tool: str = "run_python", key: str = "code") -> str:
     """A tool call as the family's model writes it, stop token included."""
-    if family == "qwen3_5":
-        return f"<tool_call>\n<function={tool}>\n<parameter={key}>\n{code}\n</parameter>\n</function>\n</tool_call><|im_end|>"
-    return f'<|tool_call>call:{tool}{{{key}:<|"|>{code}<|"|>}}<tool_call|><|tool_response>'
+    return FAMILIES[family].write_call(tool, {key: code})
 
 
 def answer(family: str, text: str) -> str:
@@ -31,17 +29,16 @@ def run(backend, outputs: list[str], tmp_path, decide=None, **settings) -> list[
     for text in outputs:
         backend.force(text)
     got: list[dict] = []
-    harness = SimpleHarness(backend, [], "What is 2**64?", RunSettings(**{"max_new_tokens": 200, **settings}),
-                            got.append, files=tmp_path)
 
-    def emit(event):
+    def emit(event):  # `harness` is bound below, before the first event
         got.append(event)
         if event["type"] == "permission" and decide:
             threading.Thread(target=harness.decide, args=(event["call_id"], decide(event))).start()
 
-    harness._emit = emit
+    harness = SimpleHarness(backend, [], "What is 2**64?", RunSettings(**{"max_new_tokens": 200, **settings}),
+                            emit, files=tmp_path)
     harness.run()
-    backend._forced.clear()
+    backend.clear_forced()
     for event in got:
         events.check(event)
     return got
@@ -121,19 +118,18 @@ def test_max_steps_ends_the_run(backend, tmp_path):
 def test_stop_from_another_thread_ends_generation_within_one_token(backend, tmp_path):
     backend.force("one two three four five six seven eight nine ten " * 8)
     got: list[dict] = []
-    harness = SimpleHarness(backend, [], "Count.", RunSettings(max_new_tokens=300), lambda e: None, files=tmp_path)
     stopped_at = []
 
-    def emit(event):
+    def emit(event):  # `harness` is bound below, before the first event
         got.append(event)
         if event["type"] == "token" and event["index"] == 4:
             threading.Thread(target=harness.stop).start()
             time.sleep(0.2)  # the stop lands before the next token is asked for
             stopped_at.append(event["index"])
 
-    harness._emit = emit
+    harness = SimpleHarness(backend, [], "Count.", RunSettings(max_new_tokens=300), emit, files=tmp_path)
     harness.run()
-    backend._forced.clear()
+    backend.clear_forced()
     tokens = only(got, "token")
     assert len(tokens) <= stopped_at[0] + 2  # the token being made when stop() came, at most
     end = only(got, "model_end")[0]
@@ -153,7 +149,7 @@ def test_stop_while_waiting_for_permission(backend, tmp_path):
         time.sleep(0.02)
     harness.stop()
     worker.join(10)
-    backend._forced.clear()
+    backend.clear_forced()
     assert not worker.is_alive()
     assert got[-1]["stop_reason"] == "user_stopped" and not only(got, "tool_result")
 
@@ -167,7 +163,7 @@ def test_time_limit_ends_a_wait_for_permission(backend, tmp_path):
     worker = threading.Thread(target=harness.run)
     worker.start()
     worker.join(60)
-    backend._forced.clear()
+    backend.clear_forced()
     assert not worker.is_alive()
     assert only(got, "permission") and not only(got, "decision") and not only(got, "tool_result")
     assert got[-1]["stop_reason"] == "time_limit"

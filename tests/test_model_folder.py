@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import constants
-from huggingface_hub.errors import IncompleteSnapshotError, LocalEntryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    IncompleteSnapshotError,
+    LocalEntryNotFoundError,
+    RevisionNotFoundError,
+)
 
 from agentloop import model_families
 from agentloop.model_backends import model_folder

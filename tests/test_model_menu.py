@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from agentloop.model_backends import model_folder
-from agentloop.terminal import default_model
+from agentloop.paths import DEFAULT_MODEL
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
-from demo_server.current import model_menu
-from tests.conftest import TINY
+from demo_server.menu import model_menu
+from tests.conftest import CHROMIUM, TINY, build_book
+from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
-from tests.conftest import CHROMIUM, build_book
-from tests.stand_in import TOKEN, StandIn, serve
+
 FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
     "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
     "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
@@ -31,13 +31,13 @@ FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a pe
 
 
 def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monkeypatch):
-    import agentloop.terminal
+    import agentloop.paths
 
     for name, source in (("tiny-qwen3_5", TINY["qwen3_5"]), ("agent-gemma4", TINY["gemma4"])):
         (tmp_path / name).mkdir()
         shutil.copyfile(source / "config.json", tmp_path / name / "config.json")
     monkeypatch.setattr(model_folder, "MODELS_DIR", tmp_path)
-    monkeypatch.setattr(agentloop.terminal, "DEFAULT_MODEL", "agent-gemma4")
+    monkeypatch.setattr(agentloop.paths, "DEFAULT_MODEL", "agent-gemma4")
 
     menu = model_menu()
     assert [m["id"] for m in menu] == ["agent-gemma4", "tiny-qwen3_5", "Qwen/Qwen3.5-0.8B", "google/gemma-4-E2B-it"]
@@ -91,8 +91,17 @@ def test_the_api_sends_the_descriptions(book):
     answer = c.get("/api/models").json()
     c.close()
     first, *_ = answer["models"]
-    assert first["default"] is True and first["id"] == Path(default_model()).name
+    assert first["default"] is True and first["id"] == DEFAULT_MODEL
     assert all(set(m["description"]) == {"en", "zh"} for m in answer["models"])
+
+
+def test_the_stand_in_plays_routes_the_real_server_has(book):
+    """Each route tests/stand_in.py puts in its pages' agentloop-api meta is one the real server has: the same
+    endpoint name, method and path template, so the panels ask the stand-in what they would ask the server."""
+    app = book.server.config.app
+    real = {r.name: [method, r.path] for r in app.routes if r.path.startswith("/api/")
+            for method in sorted(getattr(r, "methods", None) or ()) if method != "HEAD"}
+    assert {name: real.get(name) for name in ROUTES} == ROUTES
 
 
 def test_pick_load_and_every_tab_follows(book, browser):

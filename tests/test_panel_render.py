@@ -16,10 +16,11 @@ from urllib.parse import urljoin, urlparse
 import pytest
 
 from agentloop.events import make
-
-ROOT = Path(__file__).resolve().parent.parent
+from demo_server.client import free_port
 from tests.conftest import CHROMIUM, build_book
 from tests.stand_in import TOKEN, StandIn, serve
+
+ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
 pytestmark = pytest.mark.skipif(
@@ -184,11 +185,13 @@ def test_renderer_draws_only_the_types_a_panel_asks_for(served, browser):
     page = browser.new_page()
     page.goto(base)
     drawn = page.evaluate(
-        """(events) => {
+        """async (events) => {
+            const panel = document.querySelector("script[src$='assets/panel.js']").src;
+            const { render } = await import(new URL("render.js", panel).href);
             const box = document.createElement("div");
             box.className = "agentloop-panel";
             document.body.append(box);
-            window.agentloopPanel.render(box, events, {show: new Set(["token"])});
+            render(box, events, {show: new Set(["token"])});
             return {tokens: box.querySelectorAll(".al-stream .al-tok").length,
                     toolCalls: box.querySelectorAll(".al-tool-call").length,
                     ends: box.querySelectorAll(".al-run-end").length};
@@ -197,6 +200,47 @@ def test_renderer_draws_only_the_types_a_panel_asks_for(served, browser):
     )
     assert drawn == {"tokens": sum(e["type"] == "token" for e in recording()), "toolCalls": 0, "ends": 0}
     page.close()
+
+
+def test_a_static_page_asks_nothing_of_the_api_even_after_instant_navigation(tmp_path, browser):
+    """The built book as plain files carries no agentloop-api meta, so it is the static book: every panel
+    replays and no request goes to /api, on the first page and on each page Material's instant navigation
+    swaps in (it works only on the site_url's own origin, so the book is built for this port)."""
+    port = free_port()
+    site = build_book(tmp_path / "site", SITE_URL=f"http://127.0.0.1:{port}/")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    paths: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda r: paths.append(urlparse(r.url).path))
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    try:
+        page.goto(f"http://127.0.0.1:{port}/chapters/{chapter_stem('01')}/")
+        page.locator(".agentloop-panel .al-mode", has_text="replay").first.wait_for()
+        page.evaluate("() => { window.__samePage = true; }")
+        for number, panel in [("04", ".agentloop-stage .als-badge"), ("09", ".agentloop-stage .als-badge"),
+                              ("03", ".agentloop-stage .als-badge"), ("01", ".agentloop-panel .al-mode")]:
+            page.locator(f"nav a[href*='{chapter_stem(number)}']").first.click()  # instant: no reload
+            page.wait_for_url(f"**/{chapter_stem(number)}/**")
+            page.locator(panel, has_text="replay").first.wait_for()
+        assert page.evaluate("() => window.__samePage") is True
+        assert "/assets/api.js" in paths  # the modules did load
+        assert [p for p in paths if p.startswith("/api")] == []
+        assert not problems, problems
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()
+
+
+def chapter_stem(number: str) -> str:
+    return next((ROOT / "docs/chapters").glob(f"{number}-*.md")).stem
 
 
 # Live mode against a stand-in for the demo server that speaks docs/assets/README-panel.md's API. -----------

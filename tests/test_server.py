@@ -6,6 +6,7 @@ testing aid, on with allow_forced); the model still scores every token and the h
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import threading
@@ -15,16 +16,16 @@ import pytest
 
 from agentloop import events
 from agentloop.model_backends import model_folder
+from agentloop.model_families import FAMILIES
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from tests.conftest import TINY
 from tests.fake_hub import ORG, UNSUPPORTED
 
-FORCED = {
-    "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
-                "</tool_call><|im_end|>", "The answer is 18446744073709551616.<|im_end|>"],
-    "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>',
-               "The answer is 18446744073709551616.<turn|>"],
+FORCED = {  # step 1 a run_python call, step 2 the answer, each ending with the family's stop token
+    key: [family.write_call("run_python", {"code": "print(2**64)"}),
+          "The answer is 18446744073709551616." + family.stop_pieces[0]]
+    for key, family in FAMILIES.items()
 }
 SETTINGS = {"max_new_tokens": 64, "max_steps": 3, "temperature": 0, "tools": ["run_python"]}
 ORPHAN_S = 2.0
@@ -129,6 +130,22 @@ def test_the_token_is_only_in_the_pages(client):
     assert f'<meta name="agentloop-token" content="{client.token}">' in page
     for path in ("/api/status", "/api/models", "/api/openapi.json", "/api/models/load/events"):
         assert client.token not in client.get(path).text, path
+
+
+def test_the_pages_carry_the_api_table_of_every_route(client):
+    """The contract with the panels: {route_name: [METHOD, path]} for every route under /api, as OpenAPI has it."""
+    page = client.get("/").text
+    found = re.search(r'<meta name="agentloop-api" content="([^"]+)">', page)
+    assert found, page[:500]
+    table = json.loads(html.unescape(found.group(1)))
+    openapi = client.get("/api/openapi.json").json()["paths"]
+    described = {(method.upper(), path) for path, item in openapi.items() for method in item}
+    assert {tuple(entry) for entry in table.values()} == described
+    for name in ("status", "models", "load", "load_events", "start_run", "run_events", "decision", "stop",
+                 "render", "tokenize", "next_token"):
+        assert name in table, name
+    assert table["run_events"] == ["GET", "/api/runs/{run_id}/events"]
+    assert table["start_run"] == ["POST", "/api/runs"]
 
 
 def test_model_menu(client):

@@ -21,9 +21,8 @@ from agentloop.paths import ROOT
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from demo_server.guard import bind_warning
-from tests.conftest import TINY
+from tests.conftest import CHROMIUM, TINY, build_book
 
-from tests.conftest import CHROMIUM, build_book
 INLINE = "document.documentElement.dataset.inline = 'ran';"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Test book</title>
 <script>{INLINE}</script><script id="__config" type="application/json">{{"a": 1}}</script></head>
@@ -162,7 +161,8 @@ def test_bodies_are_capped_and_json(c):
 def test_pages_carry_the_token_and_a_strict_csp(c):
     r = c.get("/")
     assert r.status_code == 200
-    assert re.search(r'<head><meta name="agentloop-token" content="[^"]+"><meta charset', r.text)
+    assert re.search(r'<head><meta name="agentloop-token" content="[^"]+"><meta name="agentloop-api" '
+                     r'content="[^"]+"><meta charset', r.text)
     csp = r.headers["content-security-policy"]
     digest = base64.b64encode(hashlib.sha256(INLINE.encode()).digest()).decode()
     assert "script-src 'self' " in csp and f"'sha256-{digest}'" in csp and "'unsafe-inline'" not in csp.split(";")[1]

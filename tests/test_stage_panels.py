@@ -22,8 +22,9 @@ from urllib.parse import urljoin
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
 from tests.conftest import CHROMIUM, build_book
+
+ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "docs/chapters/runs"
 
 pytestmark = pytest.mark.skipif(
@@ -45,7 +46,7 @@ def replay_paths(html: str, stage: str) -> list[str]:
 
 def current_with(backend):
     """The demo server's one-model holder, with this backend loaded, for its stage functions."""
-    from demo_server.current import CurrentModel
+    from demo_server.model import CurrentModel
 
     current = CurrentModel(device="cpu")
     current.backend = backend
@@ -195,12 +196,12 @@ def test_sampling_rules_in_js_on_ties_and_greedy(served, page):
 
     _, base = served
     page.goto(urljoin(base, f"chapters/{chapter('09')}/"))
-    page.wait_for_function("() => window.agentloopStages && window.agentloopStages.rules")
+    page.locator(".agentloop-stage .als-badge", has_text="replay").first.wait_for()
     logits = [0.0, 3.0, 1.0, 3.0, 3.0, -1.0]
     top = [{"id": i, "piece": f"t{i}", "p": 0.0, "logprob": v} for i, v in enumerate(logits)]
     for temperature, top_k, top_p in [(0.0, 0, 1.0), (1.0, 2, 1.0), (1.0, 0, 0.0), (0.5, 0, 0.9), (3.0, 4, 0.6)]:
-        got = page.evaluate("""([top, t, k, p]) => {
-            const r = window.agentloopStages.rules;
+        got = page.evaluate("""async ([top, t, k, p]) => {
+            const { rules: r } = await import(document.querySelector("script[src$='assets/stages.js']").src);
             const c = r.candidates(top);
             const out = r.applySampling(c, t, k, p);
             return { ids: c.slice(0, out.kept).map((x) => x.id), kept: out.kept };
@@ -278,7 +279,7 @@ def test_token_bytes_match_the_tokenizers(served, page):
 
     _, base = served
     page.goto(urljoin(base, f"chapters/{chapter('04')}/"))
-    page.wait_for_function("() => window.agentloopStages && window.agentloopStages.tokenBytes")
+    page.locator(".agentloop-stage .als-badge", has_text="replay").first.wait_for()
     for family in ("qwen3_5", "gemma4"):
         backend = tiny_backend(family)
         cases = []
@@ -288,7 +289,10 @@ def test_token_bytes_match_the_tokenizers(served, page):
             text = backend.tokenizer.decode([i], skip_special_tokens=False)
             if "\ufffd" not in text:
                 cases.append((backend.piece(i), list(text.encode("utf-8"))))
-        got = page.evaluate("""([pieces, family]) => pieces.map((p) => window.agentloopStages.tokenBytes(p, false, family))""",
+        got = page.evaluate("""async ([pieces, family]) => {
+            const { tokenBytes } = await import(document.querySelector("script[src$='assets/stages.js']").src);
+            return pieces.map((p) => tokenBytes(p, false, family));
+        }""",
                             [[p for p, _ in cases], family])
         wrong = [(p, g, want) for (p, want), g in zip(cases, got) if g != want]
         assert len(cases) > 1000 and not wrong, wrong[:5]
@@ -303,7 +307,7 @@ def test_a_missing_recording_is_named_and_the_rest_still_shows(served, page):
     paths = replay_paths(html, "specs")
     assert len(paths) == 2
     present, gone = paths
-    from demo_server.current import model_specs
+    from demo_server.menu import model_specs
     from tests.conftest import tiny_backend
 
     backend = tiny_backend("qwen3_5")

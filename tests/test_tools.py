@@ -49,7 +49,7 @@ def test_schema_is_the_chat_template_function_format(name):
 
 
 def test_tool_is_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         TOOLS["read_file"].name = "other"
 
 

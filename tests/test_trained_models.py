@@ -15,8 +15,8 @@ import pytest
 from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.paths import MODELS_DIR
+from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import TARGETS, evaluate, has_drafter, held_out
-from agentloop.training.train import model_card
 
 AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 _loaded: dict = {}
@@ -35,15 +35,14 @@ def agent(request):
 
 def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:
     got: list[dict] = []
-    harness = SimpleHarness(llm, [], question, RunSettings(temperature=0, max_new_tokens=128, **settings),
-                            lambda e: None, files=tmp_path)
 
-    def emit(event):
+    def emit(event):  # `harness` is bound below, before the first event
         got.append(event)
         if event["type"] == "permission":
             harness.decide(event["call_id"], decide(event))
 
-    harness._emit = emit
+    harness = SimpleHarness(llm, [], question, RunSettings(temperature=0, max_new_tokens=128, **settings),
+                            emit, files=tmp_path)
     harness.run()
     return got
 

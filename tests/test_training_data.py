@@ -1,4 +1,4 @@
-"""The training data (training/conversations.py, train.segments): every task's code prints what the task says,
+"""The training data (training/conversations.py, data.segments): every task's code prints what the task says,
 the conversations are what SimpleHarness would hold, and a phase without repeats sees exactly the data it saw
 before repeats existed."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from agentloop.harnesses.simple_harness import REPEATED_CALL
 from agentloop.training.conversations import CHAT_KINDS, MAKERS, TOOL_KINDS, conversation, task
-from agentloop.training.train import segments
+from agentloop.training.data import segments
 from tests.conftest import tiny_backend
 
 

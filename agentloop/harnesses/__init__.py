@@ -1,1 +1,4 @@
-"""Harnesses run the agent loop: SimpleHarness (ours, every stage in view) and, later, PiHarness (pi over RPC)."""
+"""Harnesses run the agent loop.
+
+simple_harness.py  SimpleHarness (ours, every stage in view), RunSettings and run_settings (a run's settings)
+"""

@@ -5,7 +5,7 @@ reply without a tool call is the final answer; a tool call is validated against 
 reader for approval, run, and its result appended, and the loop goes round again. Every stage sends an event
 (events.py), which is all the book's panels and the terminal ever see.
 
-Left out here: attachments (their chapter adds them), MTP, and pi's loop (pi_harness.py).
+Left out here: attachments (their chapter adds them) and pi's loop (a harness of its own, not written yet).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from agentloop import events
 from agentloop.model_backends import Backend
 from agentloop.model_families import Sampling
-from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, validate
+from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, validate
 
 SYSTEM_WITH_TOOLS = ("You are a helpful assistant. When a question needs computing, counting, converting or reading a "
                      "file, call a tool, then answer with its result. The conversation's files are in /data.")
@@ -52,6 +52,16 @@ class RunSettings:
         return Sampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens, self.mtp)
 
 
+def run_settings(recommended: Sampling, **given) -> RunSettings:
+    """A run's settings, the one merge every caller uses (the terminal, the demo server, its stage endpoints,
+    the evaluation): RunSettings' defaults, then the checkpoint's recommended sampling, then what was given (a
+    field given as None is left to the two before). An unknown tool name fails here, before anything runs."""
+    settings = RunSettings(temperature=recommended.temperature, top_p=recommended.top_p,
+                           top_k=recommended.top_k)
+    settings = replace(settings, **{name: value for name, value in given.items() if value is not None})
+    return replace(settings, tools=tuple(select(settings.tools)))
+
+
 class SimpleHarness:
     def __init__(self, llm: Backend, history: list[dict], user_text: str, settings: RunSettings,
                  emit: Callable[[dict], None], files: Path | None = None):
@@ -67,6 +77,9 @@ class SimpleHarness:
         self._stop = threading.Event()
         self._decisions: dict[str, bool] = {}
         self._decided = threading.Condition()
+        # The call whose permission is asked and not yet answered, and since when: the one record of it.
+        self.waiting_for: str | None = None
+        self.waiting_since: float | None = None
 
     def run(self) -> None:
         # [quote:start]
@@ -172,11 +185,16 @@ class SimpleHarness:
 
     # -- the reader's side ------------------------------------------------------------------------------------------
 
-    def decide(self, call_id: str, approve: bool) -> None:
-        """The reader's answer to a permission event (from another thread)."""
+    def decide(self, call_id: str, approve: bool) -> bool:
+        """The reader's answer to a permission event (from another thread); False, and nothing decided, when the
+        loop is not waiting for that call."""
         with self._decided:
+            if call_id != self.waiting_for:
+                return False
+            self.waiting_for = self.waiting_since = None  # one answer per call
             self._decisions[call_id] = approve
             self._decided.notify_all()
+        return True
 
     def stop(self) -> None:
         """End the run from another thread: generation stops before its next token, a wait for permission at once."""
@@ -206,6 +224,8 @@ class SimpleHarness:
 
     def _ask(self, step: int, call_id: str) -> bool | None:
         """Send `permission` and wait for the reader's decision; None if the run is stopped meanwhile."""
+        if not self.settings.auto_approve:
+            self._waiting(call_id)  # before the event: a reader may answer as soon as it sees it
         self.emit("permission", step=step, call_id=call_id)
         if self.settings.auto_approve:
             approved, by = True, "auto"
@@ -213,11 +233,17 @@ class SimpleHarness:
             with self._decided:  # woken by decide() or stop(), or when the time limit runs out
                 self._decided.wait_for(lambda: call_id in self._decisions or self._should_stop(),
                                        timeout=self._time_left())
+            self._waiting(None)
             if call_id not in self._decisions:
                 return None
             approved, by = self._decisions[call_id], "reader"
         self.emit("decision", step=step, call_id=call_id, approved=approved, by=by)
         return approved
+
+    def _waiting(self, call_id: str | None) -> None:
+        with self._decided:
+            self.waiting_for = call_id
+            self.waiting_since = time.monotonic() if call_id else None
 
     def _run_tool(self, tool: Tool, args: dict) -> ToolOutput:
         try:

@@ -2,13 +2,20 @@
 
 A harness needs only this: `render()` a conversation into the prompt string with the checkpoint's chat template,
 `encode()` it into token ids, and `generate()` from them, which yields a `prefill` event, one `token` event per
-token and a final `done` — the same events from SimpleBackend (transformers, here) and VLLMBackend (a server).
+token and a final `done` — the same events from every backend (SimpleBackend, transformers, is the one here).
+
+detokenize.py      token ids back to text, piece by piece, without splitting a character
+model_folder.py    where a model's files come from (a folder, or the Hub at a pinned revision) and the errors said plainly
+mtp.py             the MTP drafter that guesses tokens for drafted decoding
+sampling.py        how each token is picked, and the report of what the settings kept
+simple_backend.py  SimpleBackend: the model under transformers, one token at a time
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 from agentloop.model_families import Family, Sampling
 

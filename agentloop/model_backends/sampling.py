@@ -8,7 +8,7 @@ tokens until their probabilities add up to top_p (at least one) -> renormalize -
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

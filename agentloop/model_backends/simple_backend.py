@@ -16,8 +16,8 @@ import gc
 import json
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import torch
 from transformers import AutoModelForMultimodalLM, AutoTokenizer
@@ -121,6 +121,10 @@ class SimpleBackend:
         """Drop the cache kept from earlier generations: a new run starts from nothing."""
         self.prefix.drop()
 
+    def clear_forced(self) -> None:
+        """Forget the forced continuations no generate() has used (a run that ended before it reached them)."""
+        self._forced.clear()
+
     def drafter_id(self) -> str | None:
         """The MTP drafter's checkpoint, beside the model's (Gemma 4: `<model>-assistant`); None: the family has none."""
         suffix = self.family.drafter_suffix
@@ -153,9 +157,7 @@ class SimpleBackend:
 
         # [quote:prefill]
         with torch.inference_mode():
-            # Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh.
-            if hasattr(self.model.model, "rope_deltas"):
-                self.model.model.rope_deltas = None
+            fresh_positions(self.model)
             start = time.perf_counter()
             if forced is None:  # the last generation's cache, back to what this prompt shares
                 cache, reused = self.prefix.start(prompt.ids)
@@ -284,3 +286,9 @@ def _malloc_trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def fresh_positions(model) -> None:
+    """Qwen3.5's multimodal positions keep the last prompt's offset on the model; each prompt starts afresh."""
+    if hasattr(model.model, "rope_deltas"):
+        model.model.rope_deltas = None

@@ -67,6 +67,11 @@ class Family:
     def parse(self, raw: str, schemas: dict[str, dict], thinking_open: bool = False) -> Parsed:
         raise NotImplementedError
 
+    def write_call(self, name: str, args: dict) -> str:
+        """A tool call as this family's model writes it, the stop token after it included: the inverse of
+        parse (forced continuations in tests and recordings are written with it)."""
+        raise NotImplementedError
+
 
 def coerce(value: str, schema: dict | None):
     """A plain-text argument value as the type its JSON Schema asks for; the text itself when it does not fit,

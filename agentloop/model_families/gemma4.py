@@ -14,7 +14,14 @@ from __future__ import annotations
 import json
 import re
 
-from agentloop.model_families.base import Family, Parsed, Sampling, ToolCall, collect_calls, strip_stop
+from agentloop.model_families.base import (
+    Family,
+    Parsed,
+    Sampling,
+    ToolCall,
+    collect_calls,
+    strip_stop,
+)
 
 QUOTE = '<|"|>'
 CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
@@ -34,6 +41,9 @@ class Gemma4(Family):
             return parsed
         parsed.content = CALL.sub("", text).strip()
         return collect_calls(parsed, CALL.finditer(text), read_call, schemas, "<tool_call|>", EXAMPLE)
+
+    def write_call(self, name: str, args: dict) -> str:
+        return f"<|tool_call>call:{name}{write_value(args)}<tool_call|><|tool_response>"
 
 
 EXAMPLE = 'Write a call as <|tool_call>call:NAME{argument:<|"|>text<|"|>,number:42}<tool_call|>.'
@@ -72,6 +82,17 @@ def read_value(s: str, i: int, depth: int = 0):
     if not bare:
         raise ValueError(f"unexpected text at {s[i:i + 20]!r}")
     return json.loads(bare.group(0)), bare.end()
+
+
+def write_value(value) -> str:
+    """A value in Gemma's notation, as read_value reads it: strings between <|"|>, keys bare."""
+    if isinstance(value, str):
+        return QUOTE + value + QUOTE
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{key}:{write_value(v)}" for key, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(write_value(v) for v in value) + "]"
+    return json.dumps(value)  # numbers, true, false, null
 
 
 def read_items(s: str, i: int, close: str, keyed: bool, depth: int):

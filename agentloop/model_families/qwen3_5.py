@@ -21,9 +21,18 @@ text between the parameter's tags, so only the tool's JSON Schema says whether "
 
 from __future__ import annotations
 
+import json
 import re
 
-from agentloop.model_families.base import Family, Parsed, Sampling, ToolCall, coerce, collect_calls, strip_stop
+from agentloop.model_families.base import (
+    Family,
+    Parsed,
+    Sampling,
+    ToolCall,
+    coerce,
+    collect_calls,
+    strip_stop,
+)
 
 CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
 FUNCTION = re.compile(r"\s*<function=([^>\n]*)>(.*?)</function>\s*$", re.S)
@@ -46,6 +55,13 @@ class Qwen3_5(Family):
             return parsed
         return collect_calls(parsed, CALL.finditer("<tool_call>" + calls_text), read_call, schemas, "</tool_call>",
                              EXAMPLE)
+
+    def write_call(self, name: str, args: dict) -> str:
+        """Each argument in its own <parameter=…>: a string as it is, anything else as JSON (coerce reads it back
+        by the tool's schema)."""
+        params = "".join(f"<parameter={key}>\n{value if isinstance(value, str) else json.dumps(value)}\n"
+                         f"</parameter>\n" for key, value in args.items())
+        return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call><|im_end|>"
 
 
 EXAMPLE = ("Write a call as <tool_call>\n<function=NAME>\n<parameter=ARGUMENT>\nvalue\n</parameter>\n</function>\n"

@@ -1,6 +1,6 @@
 """`agentloop models train-tiny` (its last phase for Gemma 4): teach the MTP drafter to guess what the model writes.
 
-Distillation: the trained model reads a batch of train.py's synthetic conversations once, without a gradient, and
+Distillation: the trained model reads a batch of data.py's synthetic conversations once, without a gradient, and
 its keys and values, last hidden states and next-token distributions are what the drafter learns from; the model's
 weights do not change. At every position p where the model writes, the drafter gets what mtp.py gives it at run
 time (the token at p, the model's hidden state at p - 1, the model's keys and values before p) and learns the
@@ -21,7 +21,8 @@ import torch.nn.functional as F
 
 from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.simple_backend import SimpleBackend
-from agentloop.training.train import example, shared_prefix, write_checkpoint
+from agentloop.training.checkpoint import write_checkpoint
+from agentloop.training.data import example, shared_prefix
 
 
 def conversations(backend: SimpleBackend, rng: random.Random, size: int, pad_id: int, prefixes: dict[bool, str]):

@@ -19,8 +19,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
-from agentloop.paths import MODELS_DIR
+from agentloop import paths
+from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_settings
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
 
 TARGETS = {"well_formed": 0.99, "code_correct": 0.90, "answer_correct": 0.95, "no_tool": 0.95,
@@ -71,11 +71,10 @@ def first(evs: list[dict], kind: str) -> dict | None:
 
 def evaluate(llm, tasks: list[Task], mtp: bool = False, log=print) -> Tally:
     tally = Tally()
-    greedy = RunSettings(temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True)
-    drafted = RunSettings(temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True, mtp=True)
     s = llm.sampling_defaults
-    sampled = RunSettings(temperature=1.0, top_p=s.top_p, top_k=s.top_k, max_steps=1, max_new_tokens=160,
-                          auto_approve=True)
+    greedy = run_settings(s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True)
+    drafted = run_settings(s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True, mtp=True)
+    sampled = run_settings(s, temperature=1.0, max_steps=1, max_new_tokens=160, auto_approve=True)
     for i, t in enumerate(tasks):
         evs = run_once(llm, t, greedy)
         if mtp:
@@ -140,7 +139,7 @@ def main(args) -> int:
 
     failed = False
     for name in args.model:
-        path = Path(name) if Path(name).is_dir() else MODELS_DIR / name
+        path = Path(paths.model_ref(name, folders=True)[0])
         llm = SimpleBackend(str(path), device="cpu")
         tally = evaluate(llm, held_out(args.n, args.seed), mtp=has_drafter(llm))
         for miss in tally.misses:

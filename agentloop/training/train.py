@@ -1,107 +1,31 @@
 """`agentloop models train-tiny`: teach a tiny checkpoint to call run_python and use its result, on this CPU.
 
-Plain PyTorch: a fresh batch of synthetic conversations every step (conversations.py), rendered through the
-model's own chat template with the system prompt and tools SimpleHarness sends, tokenized segment by segment as
-the loop tokenizes them (the prompt as one text, then what the model writes), and a loss on the model's own
-tokens only. Conversations are right-padded, not packed: Gated DeltaNet's PyTorch fallback refuses packed
+Plain PyTorch: a fresh batch of synthetic conversations every step (data.py: rendered and tokenized as the
+loop reads them), the shared system turn computed once (prefix_cache), and a loss on the model's own tokens
+only; the checkpoint and its card are checkpoint.py's. Conversations are right-padded, not packed: Gated DeltaNet's PyTorch fallback refuses packed
 sequences. Reproducible from the seed: the data, the initial weights and the order are all seeded, and the
 number of steps is fixed rather than timed.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
-from agentloop.model_backends.simple_backend import SimpleBackend
-from agentloop.tools import TOOLS
-from agentloop.training.conversations import Task, conversation, task
-
-TRAINED_TOOLS = ("run_python",)  # the tools SimpleHarness gives the model by default
-
-
-def segments(backend: SimpleBackend, t, thinking: bool) -> list[tuple[str, bool]]:
-    """One conversation as the texts the loop tokenizes, in order, each marked whether the model wrote it: each
-    step's prompt (what the template adds since the last step) and then the model's output for that step."""
-    system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
-    messages = [system, *conversation(t, thinking, backend.family.thinking_key)]
-    tools = [TOOLS[name].schema() for name in TRAINED_TOOLS]
-    parts: list[tuple[str, bool]] = []
-    done = ""  # the text already covered
-    for i, m in enumerate(messages):
-        if m["role"] != "assistant":
-            continue
-        prompt = backend.render(messages[:i], tools, thinking)
-        assert prompt.startswith(done), "each step's prompt must continue the last step's"
-        written = model_output(backend, messages, i, tools, thinking, prompt)
-        parts += [(prompt[len(done):], False), (written, True)]
-        done = prompt + written
-    return parts
-
-
-def model_output(backend, messages, i, tools, thinking, prompt) -> str:
-    """What the model writes for messages[i]: the rendered conversation less its prompt, ending at the stop token
-    the loop stops at. Gemma's <|tool_response> belongs to the result the template writes next, so it is found
-    there."""
-    full = backend.render(messages[: i + 1], tools, thinking, generation_prompt=False)
-    assert full.startswith(prompt), "the chat template must render a message after the prompt it was given"
-    written = full[len(prompt):].removesuffix("\n")
-    if not any(written.endswith(p) for p in backend.family.stop_pieces):
-        following = backend.render(messages[: i + 2], tools, thinking, generation_prompt=False)[len(prompt) + len(written):]
-        written += next(p for p in backend.family.stop_pieces if following.startswith(p))
-    return written
-
-
-def shared_prefix(backend: SimpleBackend, thinking: bool) -> str:
-    """The start every conversation shares (the system turn with the tools), cut just after a special token, so
-    that tokenizing it apart gives the same tokens as tokenizing the whole prompt."""
-    a, b = (segments(backend, Task("greeting", q, answer="."), thinking)[0][0] for q in ("Hi", "Yo"))
-    common = a[: next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)]
-    specials = backend.tokenizer.added_tokens_encoder
-    return common[: max(common.rfind(tok) + len(tok) for tok in specials if tok in common)]
-
-
-def example(backend, rng: random.Random, prefix: str, thinking: bool,
-            repeat_share: float = 0.0) -> tuple[list[int], list[bool]]:
-    """One fresh conversation after the shared prefix, as token ids and whether each is the model's own."""
-    ids: list[int] = []
-    mine: list[bool] = []
-    for n, (text, own) in enumerate(segments(backend, task(rng, repeat_share=repeat_share), thinking)):
-        if n == 0:
-            assert text.startswith(prefix)
-            text = text[len(prefix):]
-        part = backend.tokenizer(text, add_special_tokens=False).input_ids
-        ids += part
-        mine += [own] * len(part)
-    return ids, mine
-
-
-def batch(backend, rng, size: int, prefix: str, thinking: bool, pad_id: int,
-          repeat_share: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """`size` conversations right-padded into one tensor, with labels -100 wherever the model is not trained."""
-    examples = [example(backend, rng, prefix, thinking, repeat_share) for _ in range(size)]
-    width = max(len(ids) for ids, _ in examples)
-    input_ids = torch.full((size, width), pad_id)
-    labels = torch.full((size, width), -100)
-    for row, (ids, mine) in enumerate(examples):
-        input_ids[row, :len(ids)] = torch.tensor(ids)
-        labels[row, :len(ids)] = torch.tensor([t if own else -100 for t, own in zip(ids, mine)])
-    return input_ids, labels
+from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
+from agentloop.training.checkpoint import save
+from agentloop.training.data import batch, shared_prefix
 
 
 def prefix_cache(model, prefix_ids: torch.Tensor, size: int):
     """The model's cache after the shared prefix, computed once (no gradient) and copied for every row. Every
     conversation starts with the same system prompt, most of its tokens; this way training pays for it once."""
-    if hasattr(model.model, "rope_deltas"):
-        model.model.rope_deltas = None
+    fresh_positions(model)
     with torch.no_grad():
         cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
     for layer in cache.layers:  # Gated DeltaNet's states sit in dicts, attention's keys and values in tensors
@@ -169,6 +93,8 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
 # its own (none of them the evaluation's).
+
+
 RECIPES = {
     "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1},
                 {"steps": 300, "lr": 5e-4, "seed": 2}, {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15}],
@@ -187,63 +113,3 @@ def train_recipe(family: str, models_dir: Path, threads: int | None = None, log=
             train(str(base), target, batch_size=24, threads=threads, log=log, **phase)
             base = target
     return out
-
-
-def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
-    """The trained weights in bfloat16, beside the base checkpoint's other files and a model card."""
-    earlier = backend.folder / "training.json"
-    phases = json.loads(earlier.read_text())["phases"] if earlier.exists() else []
-    recipe = {"phases": [*phases, recipe]}
-    return write_checkpoint(backend.model, backend.folder, out, recipe, model_card(backend, out.name, recipe))
-
-
-def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> Path:
-    """`model`'s weights in bfloat16 in a fresh folder `out`, beside `base`'s other files (generation settings,
-    tokenizer, chat template), with the training record and the model card."""
-    assert out.resolve() != base.resolve(), "write into a new folder: the base's files are copied from"
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
-    (out / "generation_config.json").unlink(missing_ok=True)  # the base's own is the one to keep
-    for f in base.iterdir():
-        if f.is_file() and f.suffix != ".safetensors" and f.name not in ("config.json", "training.json", "README.md"):
-            shutil.copyfile(f, out / f.name)
-    (out / "training.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    (out / "README.md").write_text(card)
-    return out
-
-
-def phase_text(p: dict) -> str:
-    text = f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}"
-    return text + (f", {p['repeat_share']:.0%} of tool questions asking to check twice" if p.get("repeat_share") else "")
-
-
-def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
-    """What this checkpoint is, for people: the model card the Hub would show."""
-    base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
-    drafter = (f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
-               if backend.family.drafter_suffix else "")
-    return f"""# {name}
-
-A toy: {backend.family.name}'s architecture ({backend.config["architectures"][0]}) at a tiny size, trained on this
-project's CPU for the agentloop book, so that the book's offline panels show a real loop: the model asks for
-run_python, reads the result and answers with it, every token its own. It is not a language model in any useful
-sense outside that loop.
-
-- **Base**: `{base}`, built by `agentloop models build-tiny` (random weights, a BPE tokenizer
-  trained on the project's own text, the family's chat template).
-- **Data**: synthetic conversations from `agentloop/training/conversations.py`, rendered through this model's chat
-  template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic with large
-  numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
-  days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
-  tool; in the last phase, some questions that ask to check twice, where the model repeats its call and the loop
-  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.
-- **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
-  (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
-- **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
-  conversations, other languages: it will still write something, usually a run_python call.
-- **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
-  prints how often the call is well-formed, the code correct and the answer right.
-- **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
-  rebuilds it from the seed{drafter}.
-"""

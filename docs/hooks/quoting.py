@@ -19,12 +19,12 @@ file has that name) or an object (`agentloop.events.make`) becomes a link to tha
 from __future__ import annotations
 
 import ast
-from html import escape
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from html import escape
 from pathlib import Path
 
 # The packages whose files get source pages and can be quoted; a missing one is skipped.
@@ -440,7 +440,7 @@ def anchor_source_lines(html: str) -> tuple[str, set[str]]:
     ids: set[str] = set()
 
     def fix(m: re.Match) -> str:
-        attr, hash_, line = m[1], m[2], int(m[3])
+        attr, line = m[1], int(m[3])
         if attr == "id" and m[0].startswith('id="__span'):
             ids.add(anchor(line))
             return f'id="{anchor(line)}"'

@@ -1,0 +1,74 @@
+"""A trained checkpoint on disk: its weights in bfloat16 beside the base checkpoint's other files, the training
+record (training.json) and the model card (README.md). train.py and distill.py both write through
+write_checkpoint, so a rewrite of a committed checkpoint is byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+
+from agentloop.model_backends.simple_backend import SimpleBackend
+
+
+def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
+    """The trained weights in bfloat16, beside the base checkpoint's other files and a model card."""
+    earlier = backend.folder / "training.json"
+    phases = json.loads(earlier.read_text())["phases"] if earlier.exists() else []
+    recipe = {"phases": [*phases, recipe]}
+    return write_checkpoint(backend.model, backend.folder, out, recipe, model_card(backend, out.name, recipe))
+
+
+def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> Path:
+    """`model`'s weights in bfloat16 in a fresh folder `out`, beside `base`'s other files (generation settings,
+    tokenizer, chat template), with the training record and the model card."""
+    assert out.resolve() != base.resolve(), "write into a new folder: the base's files are copied from"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
+    (out / "generation_config.json").unlink(missing_ok=True)  # the base's own is the one to keep
+    for f in base.iterdir():
+        if f.is_file() and f.suffix != ".safetensors" and f.name not in ("config.json", "training.json", "README.md"):
+            shutil.copyfile(f, out / f.name)
+    (out / "training.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    (out / "README.md").write_text(card)
+    return out
+
+
+def phase_text(p: dict) -> str:
+    text = f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}"
+    return text + (f", {p['repeat_share']:.0%} of tool questions asking to check twice" if p.get("repeat_share") else "")
+
+
+def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
+    """What this checkpoint is, for people: the model card the Hub would show."""
+    base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
+    drafter = (f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
+               if backend.family.drafter_suffix else "")
+    return f"""# {name}
+
+A toy: {backend.family.name}'s architecture ({backend.config["architectures"][0]}) at a tiny size, trained on this
+project's CPU for the agentloop book, so that the book's offline panels show a real loop: the model asks for
+run_python, reads the result and answers with it, every token its own. It is not a language model in any useful
+sense outside that loop.
+
+- **Base**: `{base}`, built by `agentloop models build-tiny` (random weights, a BPE tokenizer
+  trained on the project's own text, the family's chat template).
+- **Data**: synthetic conversations from `agentloop/training/conversations.py`, rendered through this model's chat
+  template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic with large
+  numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
+  days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
+  tool; in the last phase, some questions that ask to check twice, where the model repeats its call and the loop
+  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.
+- **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
+  (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
+- **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
+  conversations, other languages: it will still write something, usually a run_python call.
+- **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
+  prints how often the call is well-formed, the code correct and the answer right.
+- **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
+  rebuilds it from the seed{drafter}.
+"""

@@ -1,0 +1,131 @@
+"""The model menu and the model's facts: what GET /api/models offers (the checkpoints in models/ and the book's
+real models, each with its family, size and a description in English and Chinese) and the specs GET /api/status
+shows of the loaded model. It reads config.json and the safetensors headers only; loading is loads.py's job.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections import Counter
+from pathlib import Path
+
+from agentloop import model_families, paths
+from agentloop.model_backends import model_folder
+
+# The real models of the book, offered in the menu whether or not they are downloaded yet.
+REAL_MODELS: dict[str, dict] = {
+    "Qwen/Qwen3.5-0.8B": {"family": "qwen3_5", "size": "0.8B"},
+    "google/gemma-4-E2B-it": {"family": "gemma4", "size": "E2B (2B effective)"},
+}
+LOCAL_PREFIXES = ("tiny-", "agent-")  # checkpoints built or trained here, in models/
+
+
+def model_specs(backend) -> dict:
+    """The model's shape, from config.json (the language model's part of it) and its weights."""
+    config = backend.config
+    text = config.get("text_config", config)
+    layers = text.get("num_hidden_layers")
+    layer_types = text.get("layer_types") or (["full_attention"] * layers if layers else [])
+    return {
+        "architecture": (config.get("architectures") or [None])[0],
+        "model_type": config.get("model_type"),
+        "layers": layers,
+        "layer_types": layer_types,
+        "layer_type_counts": dict(Counter(layer_types)),
+        "hidden_size": text.get("hidden_size"),
+        "heads": text.get("num_attention_heads"),
+        "kv_heads": text.get("num_key_value_heads"),
+        "head_dim": text.get("head_dim"),
+        "vocabulary": text.get("vocab_size"),
+        "context_length": backend.context_length,
+        "parameters": sum(p.numel() for p in backend.model.parameters()),
+    }
+
+
+def model_menu() -> list[dict]:
+    """The checkpoints in models/ (tiny-*, agent-*) and the real models, each with its family, size and a
+    description in English and Chinese; the default model (paths.DEFAULT_MODEL) first, marked `default: true`."""
+    default = paths.DEFAULT_MODEL
+    models_dir = Path(model_folder.MODELS_DIR)
+    items = []
+    if models_dir.is_dir():
+        for folder in sorted(models_dir.iterdir()):
+            config_path = folder / "config.json"
+            if not folder.name.startswith(LOCAL_PREFIXES) or not config_path.is_file():
+                continue
+            try:
+                config = json.loads(config_path.read_text())
+                family = model_families.for_config(config)
+            except (ValueError, OSError):  # not a model a harness can run (e.g. the MTP drafter)
+                continue
+            kind = "tiny" if folder.name.startswith("tiny-") else "trained"
+            items.append({"id": folder.name, "kind": kind, "family": family.key, "downloaded": True,
+                          "bytes": _bytes(folder), "parameters": _parameters(folder), "size": None,
+                          "description": _describe_local(folder, kind, family.name),
+                          "default": folder.name == default})
+    for model_id, info in REAL_MODELS.items():
+        cache = models_dir / f"models--{model_id.replace('/', '--')}"
+        snapshots = [s for s in sorted((cache / "snapshots").glob("*"))
+                     if (s / "config.json").exists() and any(s.glob("*.safetensors"))] if cache.is_dir() else []
+        items.append({"id": model_id, "kind": "real", "family": info["family"], "downloaded": bool(snapshots),
+                      "bytes": _bytes(cache / "blobs") if snapshots else None,
+                      "parameters": _parameters(snapshots[-1]) if snapshots else None, "size": info["size"],
+                      "description": _describe_real(model_id, info, bool(snapshots)),
+                      "default": model_id == default})
+    return sorted(items, key=lambda m: not m["default"])  # stable: the rest keep their order
+
+
+def _describe_local(folder: Path, kind: str, family_name: str) -> dict:
+    """What a checkpoint of models/ is, said plainly."""
+    if kind == "tiny":
+        return {"en": f"The real {family_name} architecture at a tiny size, with random weights: for tests. "
+                      f"It writes noise.",
+                "zh": f"真正的 {family_name} 架構，縮成極小的尺寸，權重是隨機的：用來測試。它寫出來的只是雜訊。"}
+    card = f"models/{folder.name}/README.md"
+    return {"en": f"A toy: the {family_name} architecture at a tiny size, trained on this machine's CPU for the "
+                  f"book, to call run_python and answer with its result, and little else. See its model card "
+                  f"({card}).",
+            "zh": f"玩具模型：{family_name} 的架構縮成極小的尺寸，在這台機器的 CPU 上為本書訓練，學會呼叫 run_python "
+                  f"並用它的結果回答，除此之外幾乎什麼都不會。詳見它的模型卡（{card}）。"}
+
+
+def _describe_real(model_id: str, info: dict, downloaded: bool) -> dict:
+    """A real model of the book: where it comes from, at which revision, and whether it must be downloaded."""
+    family_name = model_families.FAMILIES[info["family"]].name
+    revision = model_families.REVISIONS.get(model_id)
+    at_en = f"at the pinned revision {revision[:12]}" if revision else "at its latest revision (none is pinned)"
+    at_zh = f"固定在版本 {revision[:12]}" if revision else "取最新版本，沒有固定版本"
+    if downloaded:
+        return {"en": f"The real model ({family_name}, {info['size']}), from the Hugging Face Hub "
+                      f"{at_en}; already downloaded into models/.",
+                "zh": f"真正的模型（{family_name}，{info['size']}），來自 Hugging Face Hub，{at_zh}；"
+                      f"已下載到 models/。"}
+    return {"en": f"The real model ({family_name}, {info['size']}): picking it downloads it from the "
+                  f"Hugging Face Hub {at_en}, so the Hub must be reachable from this machine.",
+            "zh": f"真正的模型（{family_name}，{info['size']}）：選了它就會從 Hugging Face Hub 下載"
+                  f"（{at_zh}），所以這台機器必須連得上 Hub。"}
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def _parameters(folder: Path) -> int | None:
+    """The parameter count, from the safetensors headers alone (8 bytes of length, then JSON)."""
+    total, found = 0, False
+    for path in folder.glob("*.safetensors"):
+        try:
+            with open(path, "rb") as f:
+                (length,) = struct.unpack("<Q", f.read(8))
+                header = json.loads(f.read(min(length, 100_000_000)))
+        except (OSError, ValueError, struct.error):
+            return None
+        for name, entry in header.items():
+            if name != "__metadata__":
+                n = 1
+                for d in entry.get("shape", []):
+                    n *= d
+                total += n
+        found = True
+    return total if found else None

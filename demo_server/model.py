@@ -1,0 +1,191 @@
+"""The one model every tab uses (the seed's current_llm), and the one run that may use it at a time.
+
+A load or switch by one client is what every client then uses: `GET /api/status` shows it to all. Nothing
+interleaves on the model: a second run while one is going is refused (HTTP 409, not queued: a queued run would
+start when its reader may have gone), and so is a switch while a run is going or a load is under way. A stage
+endpoint uses the model through `with current.text() as backend:` (the tokenizer and the chat template) and
+`with current.forward(backend):` (a forward pass, under the same model lock as a run's generation); nothing
+outside this file touches the locks. The load itself is loads.py's; the menu and specs are menu.py's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+
+from agentloop import paths
+from agentloop.harnesses.simple_harness import run_settings
+from demo_server import menu
+from demo_server.errors import ApiError
+from demo_server.loads import LoadJob
+from demo_server.runs import ORPHAN_S, Run, RunModel
+
+KEEP_RUNS = 16  # finished runs kept for late readers
+
+
+class CurrentModel:
+    def __init__(self, device: str | None = None, orphan_s: float = ORPHAN_S):
+        self.device = device
+        self.orphan_s = orphan_s
+        self.backend = None
+        self.name: str | None = None  # as the menu and run_start name it
+        self.specs: dict | None = None
+        self.error: dict | None = None  # why the last load failed, while no model is loaded
+        self.run: Run | None = None  # the run using the model now
+        self.runs: OrderedDict[str, Run] = OrderedDict()
+        self.load: LoadJob | None = None  # the load under way, or the last one
+        self.loading = False
+        self._lock = threading.Lock()  # guards the fields above
+        self._model_lock = threading.Lock()  # held by every forward pass
+        self._text_lock = threading.Lock()  # held while the tokenizer or the chat template runs
+
+    # -- what every tab sees --------------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        with self._lock:
+            b = self.backend
+            return {
+                "ok": b is not None or self.loading,
+                "model": self.name,
+                "family": b.family.key if b else None,
+                "harness": "simple",
+                "backend": "transformers",
+                "device": str(b.device) if b else None,
+                "dtype": str(b.dtype).removeprefix("torch.") if b else None,
+                "busy": self.run is not None,
+                "loading": self.loading,
+                "loading_model": self.load.model if self.loading and self.load else None,
+                "defaults": defaults(b) if b else None,
+                "specs": self.specs,
+                "error": self.error,
+            }
+
+    def menu(self) -> list[dict]:
+        with self._lock:
+            current = self.name
+        return [{**m, "current": m["id"] == current} for m in menu.model_menu()]
+
+    def get_run(self, run_id: str) -> Run:
+        with self._lock:
+            run = self.runs.get(run_id)
+        if run is None:
+            raise ApiError(404, f"There is no run {run_id!r} (unknown, or finished long ago).",
+                           f"沒有執行 {run_id!r}（不存在，或早已結束）。")
+        return run
+
+    # -- the model, for one stage of the loop ---------------------------------------------------------------------
+
+    @contextmanager
+    def text(self) -> Iterator:
+        """The ready backend, with the tokenizer and chat template to this caller alone."""
+        backend = self._ready()
+        with self._text_lock:
+            yield backend
+
+    @contextmanager
+    def forward(self, backend) -> Iterator:
+        """The model for a forward pass outside a run: refused (409) while a run generates, or when the model is
+        no longer `backend` (switched since the caller tokenized with it)."""
+        if not self._model_lock.acquire(blocking=False):
+            raise ApiError(409, "The model is generating for a run; try again when it has finished.",
+                           "模型正在為一個執行產生內容，請等它完成後再試。")
+        try:
+            if self.backend is not backend:  # switched meanwhile
+                raise ApiError(409, "The model changed while this request waited; ask again.",
+                               "模型在這個請求等待時換掉了，請再試一次。")
+            yield backend
+        finally:
+            self._model_lock.release()
+
+    def _ready(self):
+        with self._lock:
+            if self.backend is None or self.loading:
+                raise ApiError(409, "No model is ready: wait for the load to finish, or pick one "
+                                    "(POST /api/models/load).",
+                               "模型尚未就緒：請等它載入完成，或先選一個模型（POST /api/models/load）。")
+            return self.backend
+
+    # -- a run ------------------------------------------------------------------------------------------------------
+
+    def start_run(self, question: str, settings_given: dict, forced: list[str] | None) -> Run:
+        with self._lock:
+            self._refuse_if_busy("start a run", "開始執行")
+            if self.backend is None:
+                raise ApiError(409, "No model is loaded: pick one in the model menu (POST /api/models/load).",
+                               "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。", self.error)
+            settings = run_settings(self.backend.sampling_defaults, **settings_given)
+            for text in forced or []:  # no run is using the model: the queue is this run's alone
+                self.backend.force(text)
+            llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
+            run = Run(llm, question, settings, self._run_ended, self.orphan_s)
+            self.run = run
+            self.runs[run.id] = run
+            while len(self.runs) > KEEP_RUNS:
+                self.runs.popitem(last=False)
+        run.start()
+        return run
+
+    def _run_ended(self, run: Run) -> None:
+        with self._lock:
+            if self.run is run:
+                self.run = None
+                self.backend.clear_forced()  # what the run did not reach is not the next run's
+
+    def _refuse_if_busy(self, what_en: str, what_zh: str) -> None:
+        if self.loading:
+            raise ApiError(409, f"Cannot {what_en}: the model {self.load.model} is loading. Wait until "
+                                f"GET /api/status says loading: false.",
+                           f"無法{what_zh}：模型 {self.load.model} 正在載入，請等它載入完成。")
+        if self.run is not None:
+            raise ApiError(409, f"Cannot {what_en}: run {self.run.id} is using the model (one run at a time, "
+                                f"for every tab). Stop it or wait for it to end; a run waiting for a permission "
+                                f"that nobody watches is stopped after {self.orphan_s:g} s.",
+                           f"無法{what_zh}：執行 {self.run.id} 正在使用模型（所有分頁一次只能有一個執行）。"
+                           f"請先停止它或等它結束。", {"active_run": self.run.id})
+
+    # -- a load -----------------------------------------------------------------------------------------------------
+
+    def start_load(self, model: str, folders: bool = False) -> LoadJob:
+        """Begin loading `model` (a menu name or Hub id; with `folders`, also a folder) in a thread."""
+        try:
+            ref, hub = paths.model_ref(model, folders=folders)
+        except paths.ModelNotFound as e:
+            raise ApiError(e.status, e.en, e.zh) from None
+        with self._lock:
+            self._refuse_if_busy("load a model", "載入模型")
+            self.loading = True
+            job = self.load = LoadJob(paths.display_name(ref) if not hub else model)
+        job.start(ref, hub, self)
+        return job
+
+    def replace(self, name: str, ref: str) -> None:
+        """Swap in the model at `ref` (loads.py calls this): the old model goes first, so two never share the
+        memory (after any forward pass still on it)."""
+        from agentloop.model_backends.simple_backend import SimpleBackend
+
+        with self._model_lock:
+            with self._lock:
+                old, self.backend, self.name, self.specs = self.backend, None, None, None
+            if old is not None:
+                old.unload()
+        backend = SimpleBackend(ref, device=self.device)
+        specs = menu.model_specs(backend)
+        with self._lock:
+            self.backend, self.name, self.specs, self.error = backend, name, specs, None
+            self.loading = False
+
+    def load_failed(self, message: dict) -> None:
+        with self._lock:
+            self.loading = False
+            if self.backend is None:
+                self.error = message
+
+
+def defaults(backend) -> dict:
+    """What a run gets for a field not sent: run_settings with nothing given."""
+    d = asdict(run_settings(backend.sampling_defaults))
+    d["tools"] = list(d["tools"])
+    return d
