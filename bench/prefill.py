@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentloop.model_backends import Encoded  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
 
-WORDS = "the cache keeps every layer state so that a step computes only what is new".split()
+WORDS = ("the cache keeps every layer state so that a step computes only what is new in its "
+         "prompt").split()
 
 
 # -- real-size configs ------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def recording() -> list[dict]:
         make("decision", step=1, call_id="call-1", approved=True, by="user"),
         make("tool_result", step=1, call_id="call-1", name="run_python", output="42\n", is_error=False, ms=3.0),
         make("step_start", step=2),
-        make("prefill", step=2, n_tokens=2010, reused=1930, ms=9.0),  # the cache kept 1,930 tokens of step 1
+        make("prefill", step=2, n_tokens=2010, reused=1930, ms=9.0),  # 1,930 from step 1
         # Step 2 with MTP on: two guesses kept in two forward passes of the model.
         *drafted(tokens(2, "content", [("▁It", "It", 0.93), ("▁is", " is", 0.88), ("▁42", " 42", 0.64),
                                         ("<|im_end|>", "", 0.99)]), at=(1, 2)),
