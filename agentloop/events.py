@@ -18,8 +18,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "context": ("step", "prompt", "n_tokens", "added_from", "media_tokens", "context_length", "roles"),
     # pi's request to its provider, as JSON (the pi harness); `added_from`: the first message new this step.
     "request": ("step", "payload"),
-    # From the backend: the prompt's forward pass, then one event per generated token.
-    "prefill": ("step", "n_tokens", "ms"),
+    # From the backend: the prompt's forward pass, then one event per generated token. Of the
+    # prompt's n_tokens, `reused` came from the cache the last generation left (chapter 8); the
+    # pass computed the rest.
+    "prefill": ("step", "n_tokens", "reused", "ms"),
     "token": ("step", "index", "id", "piece", "text", "special", "channel",
               "p", "logprob", "rank", "p_sampled", "kept", "top"),
     # Text without token boundaries (pi's own models).

@@ -58,7 +58,7 @@ def recording() -> list[dict]:
         make("step_start", step=1),
         make("context", step=1, prompt="<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n",
              n_tokens=18, added_from=0, media_tokens=0, context_length=2048, roles={"system": 1, "user": 1}),
-        make("prefill", step=1, n_tokens=18, ms=4.0),
+        make("prefill", step=1, n_tokens=18, reused=0, ms=4.0),
         *tokens(1, "thought", [("<think>", "", 0.99), ("▁Compute", "Compute", 0.42), ("▁it", " it", 0.81),
                                ("</think>", "", 0.97)]),
         *tokens(1, "tool_call", [("<tool_call>", "", 0.95), ("{\"", "{\"", 0.07)], start=4),
@@ -69,6 +69,7 @@ def recording() -> list[dict]:
         make("decision", step=1, call_id="call-1", approved=True, by="user"),
         make("tool_result", step=1, call_id="call-1", name="run_python", output="42\n", is_error=False, ms=3.0),
         make("step_start", step=2),
+        make("prefill", step=2, n_tokens=2010, reused=1930, ms=9.0),  # 1,930 from step 1
         # Step 2 with MTP on: two guesses kept in two forward passes of the model.
         *drafted(tokens(2, "content", [("▁It", "It", 0.93), ("▁is", " is", 0.88), ("▁42", " 42", 0.64),
                                         ("<|im_end|>", "", 0.99)]), at=(1, 2)),
@@ -143,6 +144,9 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
     assert "Approved by user" in panel.locator(".al-permission").inner_text()
     assert panel.locator(".al-permission button:disabled").count() == 2
     assert "42" in panel.locator(".al-tool-result").inner_text()
+    prefills = [panel.locator(".al-prefill").nth(i).inner_text().replace("\n", "") for i in range(2)]
+    assert "computed18 of 18 tokens" in prefills[0] and "reused" not in prefills[0]
+    assert "computed80 of 2,010 tokens (1,930 reused)" in prefills[1]
     assert "It is 42" in panel.locator(".al-run-end").inner_text()
     error = panel.locator(".al-error").inner_text()
     assert "An example error." in error and "一個範例錯誤。" in error

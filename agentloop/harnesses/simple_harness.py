@@ -101,6 +101,9 @@ class SimpleHarness:
         prev_prompt = ""
         stop_reason, final = "max_steps", ""
         # [/quote:setup]
+        # [quote:forget]
+        self.llm.forget()  # nothing cached by another run: step 1 computes its whole prompt
+        # [/quote:forget]
         # [quote:render]
         for step in range(1, s.max_steps + 1):
             self.emit("step_start", step=step)

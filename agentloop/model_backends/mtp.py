@@ -33,11 +33,21 @@ class Drafter:
         generation = self.folder / "generation_config.json"
         self.n_guesses = int(json.loads(generation.read_text()).get("num_assistant_tokens", 6)) if generation.exists() else 6
         self.embed = target.get_input_embeddings()  # the model's own table (Gemma scales it by √width)
-        self.kv_layers = kv_layers(target.config.get_text_config())
+        text_config = target.config.get_text_config()
+        self.kv_layers = kv_layers(text_config)
+        # The last positions a sliding-window layer sees before a new one (full attention: all).
+        self.window = {"sliding_attention": text_config.sliding_window - 1}
 
     def shared(self, cache) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-        """The model's keys and values, one pair per kind of attention, straight from its cache."""
-        return {kind: (cache.layers[i].keys, cache.layers[i].values) for kind, i in self.kv_layers.items()}
+        """The model's keys and values, one pair per kind of attention, straight from its cache.
+        A sliding-window layer's cache may hold more than its window (prefix_cache.py keeps every
+        position): only the last window - 1 are given, those the model's own layer sees."""
+        shared = {}
+        for kind, i in self.kv_layers.items():
+            seen = slice(-self.window[kind], None) if kind in self.window else slice(None)
+            layer = cache.layers[i]
+            shared[kind] = (layer.keys[..., seen, :], layer.values[..., seen, :])
+        return shared
 
     def step(self, token_ids: torch.Tensor, hidden: torch.Tensor, positions: torch.Tensor, shared: dict,
              masks: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:

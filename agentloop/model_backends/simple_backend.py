@@ -4,6 +4,8 @@ It follows transformers' own greedy generate() exactly (a test checks token for 
 one forward pass over the prompt (prefill), then one per token with the cache, and after each the sampling
 rules of sampling.py, so every token can be reported with its probability, rank and alternatives. With MTP on,
 the tokens come from _drafted() instead, where a drafter (mtp.py) guesses and one pass checks several at once.
+The cache is kept from one generate() to the next (prefix_cache.py), so the prefill computes
+only the part of the prompt the last one did not hold.
 Left out here: media (images, sound, video), which has a chapter and code of its own.
 """
 
@@ -25,6 +27,7 @@ from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.model_folder import download
 from agentloop.model_backends.mtp import Drafter
+from agentloop.model_backends.prefix_cache import PrefixCache, cut_back, fresh_cache
 from agentloop.model_backends.sampling import sample
 from agentloop.model_families import Sampling
 
@@ -39,7 +42,7 @@ def pick_device() -> str:
 
 
 class SimpleBackend:
-    def __init__(self, model_id: str, device: str | None = None):
+    def __init__(self, model_id: str, device: str | None = None, prefix_reuse: bool = True):
         self.model_id = model_id
         self.folder = Path(download(model_id))
         config = json.loads((self.folder / "config.json").read_text())
@@ -60,6 +63,8 @@ class SimpleBackend:
         self.sampling_defaults = self._recommended_sampling(generation)
         self._forced: deque[list[int]] = deque()
         self.drafter: Drafter | None = None  # loaded the first time MTP is switched on
+        self.prefix = PrefixCache(self.model.config)  # the last generation's cache, kept
+        self.prefix.enabled = prefix_reuse
 
     # -- the checkpoint's files ----------------------------------------------------------------------------------
 
@@ -112,6 +117,10 @@ class SimpleBackend:
         of every token. For tests and for the book's "what the model thought of this answer"."""
         self._forced.append(self.tokenizer(text, add_special_tokens=False).input_ids)
 
+    def forget(self) -> None:
+        """Drop the cache kept from earlier generations: a new run starts from nothing."""
+        self.prefix.drop()
+
     def clear_forced(self) -> None:
         """Forget the forced continuations no generate() has used (a run that ended before it reached them)."""
         self._forced.clear()
@@ -150,8 +159,15 @@ class SimpleBackend:
         with torch.inference_mode():
             fresh_positions(self.model)
             start = time.perf_counter()
-            out = self._forward(ids, None, hidden=drafting)
-            yield {"type": "prefill", "n_tokens": len(prompt.ids), "ms": round((time.perf_counter() - start) * 1000, 1)}
+            if forced is None:  # the last generation's cache, back to what this prompt shares
+                cache, reused = self.prefix.start(prompt.ids)
+            else:  # a continuation from outside (tests, the book's recordings) starts from nothing
+                self.prefix.drop()
+                cache, reused = fresh_cache(self.model.config), 0
+            out = self._forward(ids[:, reused:], cache, hidden=drafting)
+            ms = round((time.perf_counter() - start) * 1000, 1)
+            self.prefix.mark(cache)  # Gated DeltaNet's state at the prompt's end, copied
+            yield {"type": "prefill", "n_tokens": len(prompt.ids), "reused": reused, "ms": ms}
             # [/quote:prefill]
 
             # [quote:decode]
@@ -179,6 +195,8 @@ class SimpleBackend:
                 if len(generated) == sampling.max_new_tokens or (forced is not None and len(generated) == len(forced)):
                     break
             # [/quote:decode]
+            if forced is None:
+                self.prefix.hold(cache, prompt.ids + generated)  # for the next step's prompt
 
         # [quote:done]
         decode_s = time.perf_counter() - decode_start
@@ -212,8 +230,8 @@ class SimpleBackend:
         """MTP: the drafter guesses the next tokens, and one forward pass of the model checks them all. Each guess
         goes through sample() as its `draft`, so every token comes out as often as without a drafter; the first
         guess turned down ends the round, and the model's own pick in its place starts the next."""
+        # Its sliding-window layers keep every position (prefix_cache.py): guesses can be taken back.
         cache = out.past_key_values
-        cache.activate_past_recording()  # sliding-window layers keep enough to take guesses back
         token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
         hidden = out.hidden_states[-1][:, -1:]
         while True:
@@ -233,7 +251,8 @@ class SimpleBackend:
                 yield token_id, {**details, "drafted": True}
             else:  # every guess kept: the model's pick after the last one comes with the same pass
                 token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
-            cache.crop(-(len(guesses) - kept))  # forget the keys and values of the guesses turned down
+            # Forget the keys and values of the guesses turned down.
+            cut_back(cache, cache.get_seq_length() - (len(guesses) - kept))
             hidden = out.hidden_states[-1][:, kept:kept + 1]  # the model's state where the next token was picked
     # [/quote:drafted]
 
@@ -250,6 +269,7 @@ class SimpleBackend:
         """Hand the model's memory back: to the GPU's free memory on CUDA, to the operating system on the CPU."""
         if self.drafter is not None:
             self.drafter.unload()
+        self.prefix.drop()
         self.model = self.drafter = None
         gc.collect()
         if self.device == "cuda":

@@ -325,7 +325,10 @@ export class Renderer {
   drawPrefill(ev) {
     const line = el("div", "al-line al-prefill");
     line.append(el("span", "al-title", "Prefill"));
-    kv(line, "tokens", fmtNum(ev.n_tokens));
+    // The tokens the cache kept from the last step were not computed again (chapter 8).
+    const reused = ev.reused || 0;
+    kv(line, "computed", `${fmtNum(ev.n_tokens - reused)} of ${fmtNum(ev.n_tokens)} tokens` +
+      (reused ? ` (${fmtNum(reused)} reused)` : ""));
     kv(line, "ms", fmtNum(ev.ms));
     this.place(ev, line);
   }

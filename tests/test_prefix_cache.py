@@ -1,0 +1,241 @@
+"""Prefix reuse (prefix_cache.py): a step computes only what its prompt does not share with the
+last generation, and writes exactly what computing the whole prompt writes.
+
+Whole runs of the agent loop (the book's trained tiny models; their tool calls run in the real
+sandbox) are made twice, by a backend that reuses its cache and by one that computes every prompt
+whole: the tokens must be the same, and the logits of each step's first token (the prefill's)
+equal within float32 rounding.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+import torch
+
+from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings, SimpleHarness
+from agentloop.model_backends import Encoded
+from agentloop.model_backends.prefix_cache import MAX_STATES, nbytes
+from agentloop.model_backends.simple_backend import SimpleBackend
+from agentloop.model_families import Sampling
+from agentloop.paths import MODELS_DIR
+from tests.test_unload import rss_mb
+
+AGENT = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
+QUESTION = "What is 48213 * 377?"
+GREEDY = Sampling(temperature=0, max_new_tokens=64)
+# Logits of a few units in float32: a prompt computed in two parts changes only the last bits.
+ATOL = 1e-4
+_loaded: dict = {}
+
+
+def agent_backends(family: str) -> tuple[SimpleBackend, SimpleBackend]:
+    """(one that reuses its cache, one that computes every prompt whole), loaded once."""
+    if family not in _loaded:
+        if not (AGENT[family] / "config.json").exists():
+            pytest.fail(f"{AGENT[family]} is missing: run `make models` first")
+        _loaded[family] = (SimpleBackend(str(AGENT[family]), device="cpu"),
+                           SimpleBackend(str(AGENT[family]), device="cpu", prefix_reuse=False))
+    return _loaded[family]
+
+
+def watch_logits(backend: SimpleBackend) -> list[torch.Tensor]:
+    """The last position's logits of every forward pass from now on, as they are computed."""
+    seen: list[torch.Tensor] = []
+    backend.model._forward_hooks.clear()
+    backend.model.register_forward_hook(lambda m, args, out: seen.append(out.logits[0, -1].clone()))
+    return seen
+
+
+def run(backend: SimpleBackend, settings: RunSettings, folder) -> tuple[list[dict], list]:
+    """A whole run of the loop: its events, and the logits of each step's prefill."""
+    forwards = watch_logits(backend)
+    events: list[dict] = []
+    prefill_logits: list[torch.Tensor] = []
+
+    def emit(event: dict) -> None:
+        events.append(event)
+        if event["type"] == "prefill":  # emitted right after the prefill's forward pass
+            prefill_logits.append(forwards[-1])
+
+    try:
+        SimpleHarness(backend, [], QUESTION, settings, emit, folder).run()
+    finally:
+        backend.model._forward_hooks.clear()
+    return events, prefill_logits
+
+
+def tokens_by_step(events: list[dict]) -> dict[int, list[int]]:
+    steps: dict[int, list[int]] = {}
+    for e in events:
+        if e["type"] == "token":
+            steps.setdefault(e["step"], []).append(e["id"])
+    return steps
+
+
+def ids_of(backend: SimpleBackend, messages: list[dict], thinking: bool = False) -> Encoded:
+    system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
+    return backend.encode(backend.render([system, *messages], None, thinking))
+
+
+def generate(backend: SimpleBackend, prompt: Encoded, sampling: Sampling = GREEDY) -> list[dict]:
+    return list(backend.generate(prompt, sampling, lambda: False))
+
+
+def token_ids(events: list[dict]) -> list[int]:
+    return [e["id"] for e in events if e["type"] == "token"]
+
+
+def first_difference(a: list[int], b: list[int]) -> int:
+    return next(i for i, (x, y) in enumerate(zip([*a, -1], [*b, -2])) if x != y)
+
+
+@pytest.mark.parametrize("family,thinking,mtp", [
+    ("qwen3_5", False, False), ("qwen3_5", True, False),
+    ("gemma4", False, False), ("gemma4", True, False), ("gemma4", False, True),
+])
+def test_a_run_writes_the_same_tokens_with_reuse(family, thinking, mtp, folder, tmp_path):
+    reusing, whole = agent_backends(family)
+    settings = RunSettings(max_steps=4, max_new_tokens=96, thinking=thinking, mtp=mtp,
+                           auto_approve=True)
+    ours, our_logits = run(reusing, settings, folder)
+    (tmp_path / "again").mkdir()
+    theirs, their_logits = run(whole, settings, tmp_path / "again")
+
+    assert tokens_by_step(ours) == tokens_by_step(theirs)
+    assert [e["type"] for e in ours] == [e["type"] for e in theirs]
+    for step, (a, b) in enumerate(zip(our_logits, their_logits), 1):
+        assert torch.allclose(a, b, rtol=0, atol=ATOL), (step, float((a - b).abs().max()))
+
+    prefills = [e for e in ours if e["type"] == "prefill"]
+    contexts = [e for e in ours if e["type"] == "context"]
+    assert len(prefills) >= 2, "the trained model calls a tool first: a run has two steps or more"
+    assert prefills[0]["reused"] == 0  # a run starts from nothing
+    assert all(e["reused"] == 0 for e in theirs if e["type"] == "prefill")
+    for before, prefill in zip(contexts, prefills[1:]):
+        # A step's prompt starts with the last step's whole prompt: at least that much comes from
+        # the cache, and the prompt's last token is always computed.
+        assert before["n_tokens"] <= prefill["reused"] < prefill["n_tokens"]
+
+
+@pytest.mark.parametrize("family", sorted(AGENT))
+def test_a_prompt_diverging_inside_the_last_reply_reuses_up_to_the_divergence(family):
+    """As when a template renders the reply differently from the way the model wrote it."""
+    reusing, whole = agent_backends(family)
+    reusing.forget()
+    first = ids_of(reusing, [{"role": "user", "content": QUESTION}])
+    written = token_ids(generate(reusing, first))
+    held = reusing.prefix.ids
+    assert held == (first.ids + written)[:len(held)] and len(held) == len(first.ids + written) - 1
+    assert len(written) > 6
+    diverged = len(first.ids) + 5  # the reply's sixth token differs
+    rest = ids_of(reusing, [{"role": "user", "content": "And 2 + 2?"}]).ids[-12:]
+    ids = held[:diverged] + [held[diverged] + 1] + rest
+    second = Encoded(reusing.tokenizer.decode(ids), ids, len(ids))
+
+    ours, theirs = generate(reusing, second), generate(whole, second)
+    if family == "gemma4":  # attention layers are cut back to the divergence itself
+        assert ours[0]["reused"] == diverged
+    else:  # Gated DeltaNet restarts from its last copy before it: the end of the first prompt
+        assert ours[0]["reused"] == len(first.ids)
+    assert token_ids(ours) == token_ids(theirs)
+
+
+@pytest.mark.parametrize("family", sorted(AGENT))
+def test_a_template_that_rewrites_history_stops_the_reuse_there(family):
+    """With a new question, both templates drop the earlier turn's thinking: the rendered history
+    differs from what the cache holds from where the thinking began, and nothing after is reused."""
+    reusing, whole = agent_backends(family)
+    reusing.forget()
+    first = ids_of(reusing, [{"role": "user", "content": QUESTION}], thinking=True)
+    generate(reusing, first, Sampling(temperature=0, max_new_tokens=48))
+    held = reusing.prefix.ids
+    reply = {"role": "assistant", "content": "It is 18176301.",
+             reusing.family.thinking_key: "I should multiply them with the tool."}
+    second = ids_of(reusing, [{"role": "user", "content": QUESTION}, reply,
+                              {"role": "user", "content": "And 2 + 2?"}], thinking=True)
+    shared = first_difference(held, second.ids)
+    assert shared <= len(first.ids), "the history is rewritten where the last reply began"
+
+    ours, theirs = generate(reusing, second), generate(whole, second)
+    # Gemma: cut back to the difference. Qwen3.5: its state was copied at the ends of the first
+    # prompt and the reply only, both past the difference, so nothing is reused.
+    assert ours[0]["reused"] == (shared if family == "gemma4" else 0)
+    assert token_ids(ours) == token_ids(theirs)
+
+
+@pytest.mark.parametrize("family", sorted(AGENT))
+def test_a_different_conversation_reuses_only_what_it_shares(family):
+    reusing, whole = agent_backends(family)
+    reusing.forget()
+    generate(reusing, ids_of(reusing, [{"role": "user", "content": "Count the rs in strawberry."}]))
+    other = ids_of(reusing, [{"role": "user", "content": "Convert 42 km to miles."}])
+    shared = first_difference(reusing.prefix.ids, other.ids)
+    seen, seen_whole = watch_logits(reusing), watch_logits(whole)
+    ours, theirs = generate(reusing, other), generate(whole, other)
+    reusing.model._forward_hooks.clear()
+    whole.model._forward_hooks.clear()
+
+    # The system prompt is the same; Qwen3.5 has no copy of its state there and computes it all.
+    assert ours[0]["reused"] == (shared if family == "gemma4" else 0)
+    assert token_ids(ours) == token_ids(theirs)
+    assert torch.allclose(seen[0], seen_whole[0], rtol=0, atol=ATOL)
+
+
+def test_the_same_prompt_again_recomputes_only_its_last_token():
+    reusing, _ = agent_backends("gemma4")
+    reusing.forget()
+    prompt = ids_of(reusing, [{"role": "user", "content": QUESTION}])
+    first, again = generate(reusing, prompt), generate(reusing, prompt)
+    assert again[0]["reused"] == prompt.n_tokens - 1
+    assert token_ids(again) == token_ids(first)
+
+
+@pytest.mark.parametrize("family", sorted(AGENT))
+def test_forget_a_forced_reply_and_the_setting_start_from_nothing(family):
+    reusing, whole = agent_backends(family)
+    prompt = ids_of(reusing, [{"role": "user", "content": QUESTION}])
+    generate(reusing, prompt)
+    reusing.forget()
+    assert generate(reusing, prompt)[0]["reused"] == 0
+
+    reusing.force("Hello there")
+    assert generate(reusing, prompt)[0]["reused"] == 0  # a forced reply computes it all
+    assert reusing.prefix.cache is None  # and keeps nothing after it
+    assert generate(whole, prompt)[0]["reused"] == generate(whole, prompt)[0]["reused"] == 0
+
+
+def test_gated_deltanet_state_copies_are_bounded():
+    """Two copies a step (the prompt's end, the reply's end), the latest MAX_STATES kept."""
+    reusing, _ = agent_backends("qwen3_5")
+    reusing.forget()
+    prompt = ids_of(reusing, [{"role": "user", "content": QUESTION}])
+    turn = "<|im_end|>\n<|im_start|>user\nAnd once more?<|im_end|>\n<|im_start|>assistant\n"
+    more = reusing.encode(turn).ids
+    held: list[int] = []
+    for step in range(1, 5):
+        events = generate(reusing, prompt, Sampling(temperature=0, max_new_tokens=8))
+        assert events[0]["reused"] == len(held)  # all the last step held: the live state is there
+        held = reusing.prefix.ids
+        assert sorted(reusing.prefix.states)[-2:] == [len(prompt.ids), len(held)]
+        assert len(reusing.prefix.states) == min(2 * step, MAX_STATES)
+        ids = [*prompt.ids, *token_ids(events)] + more
+        prompt = Encoded(reusing.tokenizer.decode(ids), ids, len(ids))
+
+
+def test_unload_frees_the_kept_cache():
+    after = []
+    for _ in range(4):
+        backend = SimpleBackend(str(AGENT["qwen3_5"]), device="cpu")
+        generate(backend, ids_of(backend, [{"role": "user", "content": "x " * 1500}]),
+                 Sampling(temperature=0, max_new_tokens=8))
+        # The attention layer's keys and values, Gated DeltaNet's states and their copies.
+        assert nbytes(backend.prefix) > 1_000_000
+        cache = weakref.ref(backend.prefix.cache)
+        backend.unload()
+        gc.collect()
+        assert backend.prefix.cache is None and cache() is None, "something holds the cache"
+        after.append(rss_mb())
+    assert after[-1] - after[1] < 20, after
