@@ -90,6 +90,8 @@ def parser() -> argparse.ArgumentParser:
                      help=f"(default: {d.thinking})")
     run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
+    run.add_argument("--keep", action="store_true",
+                     help="keep the new conversation's folder at the end, and say where")
     run.add_argument("--backend", choices=["transformers", "vllm"], default="transformers",
                      help="what runs the model: transformers here, or a vLLM server (--vllm-url)")
     run.add_argument("--vllm-url", default=None,
@@ -112,9 +114,11 @@ def parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=_models_eval_tiny)
 
     sb = sub.add_parser("sandbox", help="run Python code in run_python's sandbox and print the result")
-    sb.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
+    sb.add_argument("--check", action="store_true",
+                    help="print which protections hold on this machine")
+    sb.add_argument("--folder", help="the conversation's folder, seen as /data")
     sb.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
-    sb.add_argument("-c", dest="code", required=True, help="the code to run")
+    sb.add_argument("-c", dest="code", help="the code to run")
     sb.set_defaults(func=_sandbox)
 
     vllm = sub.add_parser("vllm", help="a vLLM server on this machine").add_subparsers(dest="vllm_command",
