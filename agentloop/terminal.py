@@ -145,7 +145,8 @@ class Printer:
         elif kind == "context":
             self.line(f"   context: {e['n_tokens']} tokens of {e['context_length']}, roles {e['roles']}")
         elif kind == "prefill":
-            self.line(f"   prefill: {e['n_tokens']} tokens in {e['ms']} ms")
+            reused = f" ({e['reused']} reused from the last step)" if e.get("reused") else ""
+            self.line(f"   prefill: {e['n_tokens']} tokens{reused} in {e['ms']} ms")
         elif kind == "model_end":
             mtp = e.get("mtp")
             drafted = (f", {mtp['forwards']} forward passes: {mtp['accepted']} of {mtp['drafted']} MTP guesses kept"

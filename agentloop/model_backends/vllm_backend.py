@@ -288,9 +288,12 @@ class VLLMBackend:
 
 
 def prefill_event(prompt: Encoded, start: float) -> dict:
-    """The prefill, seen from here: the time from sending the request to the first token back."""
+    """The prefill, seen from here: the time from sending the request to the first token back.
+
+    `reused` is None (unknown): the server keeps its own prefix cache and does not say, at the first
+    token, how much of the prompt it took from it."""
     ms = round((time.perf_counter() - start) * 1000, 1)
-    return {"type": "prefill", "n_tokens": len(prompt.ids), "ms": ms}
+    return {"type": "prefill", "n_tokens": len(prompt.ids), "reused": None, "ms": ms}
 
 
 def finish_of(chunk: dict) -> str | None:

@@ -326,8 +326,10 @@ export class Renderer {
     const line = el("div", "al-line al-prefill");
     line.append(el("span", "al-title", "Prefill"));
     // The tokens the cache kept from the last step were not computed again (chapter 8).
+    // reused is null where the backend cannot tell (a vLLM server keeps its own prefix cache).
     const reused = ev.reused || 0;
-    kv(line, "computed", `${fmtNum(ev.n_tokens - reused)} of ${fmtNum(ev.n_tokens)} tokens` +
+    if (ev.reused === null || ev.reused === undefined) kv(line, "tokens", fmtNum(ev.n_tokens));
+    else kv(line, "computed", `${fmtNum(ev.n_tokens - reused)} of ${fmtNum(ev.n_tokens)} tokens` +
       (reused ? ` (${fmtNum(reused)} reused)` : ""));
     kv(line, "ms", fmtNum(ev.ms));
     this.place(ev, line);
