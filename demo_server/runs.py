@@ -20,6 +20,9 @@ from demo_server.stream import EventLog
 # A run waiting for a permission that no client is watching is stopped after this long, so a closed tab cannot
 # hold the one model for ever (the next run would be refused until then).
 ORPHAN_S = 15.0
+# While it waits, each reader is sent this much keep-alive padding a second: one that stopped reading fills its
+# socket's buffers (about 4 MB on loopback) in seconds, its send then waits, and it no longer counts as watching.
+PROBE_BYTES = 256 * 1024
 
 
 class RunModel:
@@ -91,12 +94,14 @@ class Run:
             self._on_end(self)
 
     def _watch(self) -> None:
-        """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s."""
+        """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s:
+        no stream is open, or each open one has stopped taking what it is sent."""
         while not self._ended.wait(1.0 if self._orphan_s >= 2 else self._orphan_s / 2):
             waiting_since = self.harness.waiting_since
+            self.log.probe_bytes = PROBE_BYTES if waiting_since is not None else 0
             if waiting_since is None:
                 continue
             since = max(waiting_since, self.log.idle_since)
-            if self.log.readers == 0 and time.monotonic() - since > self._orphan_s:
+            if self.log.live_readers(self._orphan_s) == 0 and time.monotonic() - since > self._orphan_s:
                 self.harness.stop()
                 return

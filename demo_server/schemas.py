@@ -21,7 +21,11 @@ ToolName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request's shape, read strictly: no unknown fields, and no "yes" for true or "3" for 3 (pydantic's lax
+    mode would convert them); a script that sends them has a bug, and the 422 names the field. Integers are still
+    taken where a float is asked for, as JSON has one kind of number."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def known_tools(names: list[str] | None) -> list[str] | None:
