@@ -18,6 +18,7 @@ from dataclasses import asdict
 
 from agentloop import paths
 from agentloop.harnesses.simple_harness import run_settings
+from agentloop.tools import TOOLS
 from demo_server import menu
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
@@ -59,6 +60,7 @@ class CurrentModel:
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
+                "tools": harness_tools(),
                 "specs": self.specs,
                 "error": self.error,
             }
@@ -182,6 +184,11 @@ class CurrentModel:
             self.loading = False
             if self.backend is None:
                 self.error = message
+
+
+def harness_tools() -> list[dict]:
+    """The tools the harness can give the model, for the live form's checklist (tools.py's registry)."""
+    return [{"name": t.name, "description": t.description} for t in TOOLS.values()]
 
 
 def defaults(backend) -> dict:

@@ -121,6 +121,11 @@ class ModelMenu(BaseModel):
     current: str | None
 
 
+class ToolInfo(BaseModel):
+    name: str
+    description: str
+
+
 class Status(BaseModel):
     ok: bool = Field(description="A model is loaded or loading. False: the panels replay their recordings.")
     model: str | None
@@ -133,6 +138,8 @@ class Status(BaseModel):
     loading: bool
     loading_model: str | None
     defaults: dict[str, Any] | None = Field(description="RunSettings' defaults, with the checkpoint's sampling.")
+    tools: list[ToolInfo] = Field(description="The tools the harness can give the model (settings.tools "
+                                              "picks from them; defaults.tools is the pick when none is sent).")
     specs: dict[str, Any] | None = Field(description="From config.json: layers and their types, hidden size, "
                                                      "heads, kv heads, vocabulary, context length, parameters.")
     error: dict[str, str] | None = Field(description="Why the last load failed, while no model is loaded.")

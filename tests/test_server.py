@@ -117,6 +117,10 @@ def test_status_describes_the_one_model(client):
     d = s["defaults"]
     assert (d["temperature"], d["top_p"], d["top_k"]) == (1.0, 1.0, 20)  # the checkpoint's recommended sampling
     assert {"max_steps", "max_new_tokens", "thinking", "use_tools", "auto_approve"} <= set(d)
+    # The tools the live form's checklist offers: the harness's registry, in its order.
+    from agentloop.tools import TOOLS
+    assert s["tools"] == [{"name": t.name, "description": t.description} for t in TOOLS.values()]
+    assert set(d["tools"]) <= set(TOOLS)
     specs = s["specs"]
     config = json.loads((TINY["qwen3_5"] / "config.json").read_text())["text_config"]
     assert specs["layers"] == config["num_hidden_layers"] == len(specs["layer_types"])
