@@ -346,6 +346,25 @@ def test_a_reader_that_reads_keeps_the_permission_waiting(client):
     assert seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "final"
 
 
+def test_kept_runs_are_bounded_by_count_and_by_events(server, client):
+    from collections import OrderedDict
+
+    from demo_server.model import forget_old_runs
+
+    for _ in range(3):
+        check_run(list(client.run_events(client.start_run("Hi", {"max_new_tokens": 2, "max_steps": 1}))))
+    kept = server.server.config.app.state.current.runs
+    assert 3 <= len(kept) <= 16  # KEEP_RUNS
+    runs = OrderedDict(kept)
+    newest = list(runs.values())[-2:]
+    forget_old_runs(runs, keep_events=sum(len(r.log.events) for r in newest))
+    assert list(runs.values()) == newest  # the oldest go first, until the events fit
+    forget_old_runs(runs, keep_events=0)
+    assert list(runs.values()) == newest[-1:]  # the newest run always stays
+    forget_old_runs(kept := OrderedDict(kept), keep_runs=2)
+    assert len(kept) == 2
+
+
 def test_refusals_name_what_is_wrong(client):
     assert client.get("/api/runs/000000000000/events").status_code == 404
     r = client.post("/api/runs/000000000000/decision", {"call_id": "1.0", "approve": True})
