@@ -7,6 +7,7 @@ run (tests, the book's recordings) wait in the backend's own queue (SimpleBacken
 
 from __future__ import annotations
 
+import ctypes
 import shutil
 import tempfile
 import threading
@@ -87,6 +88,7 @@ class Run:
         finally:
             self._finish()
             shutil.rmtree(self.files, ignore_errors=True)
+            return_freed_memory()
 
     def _finish(self) -> None:
         if not self._ended.is_set():
@@ -105,3 +107,22 @@ class Run:
             if self.log.live_readers(self._orphan_s) == 0 and time.monotonic() - since > self._orphan_s:
                 self.harness.stop()
                 return
+
+
+def return_freed_memory() -> None:
+    """Hand the allocator's free pages back to the OS. glibc keeps what a thread freed in that thread's arena,
+    and every run has threads of its own, so over hundreds of runs RSS grows with memory nobody uses
+    (bench/soak.py measures it). Elsewhere than glibc it is skipped."""
+    if LIBC is not None:
+        LIBC.malloc_trim(0)
+
+
+def _glibc():
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+LIBC = _glibc()
