@@ -19,13 +19,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
-# Debian packages the tests use for real: bubblewrap (the sandbox) and Chromium (browser tests).
+# Debian packages the tests use for real: bubblewrap, libseccomp's Python bindings (for the system's python3,
+# which builds the filter) and keyutils (keyctl, for a fresh keyring) for the sandbox; Chromium (browser tests).
+SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver
 system:
-	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null; then \
+	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null || ! command -v keyctl >/dev/null \
+	    || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap chromium chromium-driver >/dev/null; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	  else \
-	    echo "Please install: sudo apt-get install bubblewrap chromium chromium-driver"; exit 1; \
+	    echo "Please install: sudo apt-get install $(SYSTEM_PACKAGES)"; exit 1; \
 	  fi; \
 	fi
 

@@ -84,6 +84,8 @@ def parser() -> argparse.ArgumentParser:
                      help=f"(default: {d.thinking})")
     run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
     run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
+    run.add_argument("--keep", action="store_true",
+                     help="keep the new conversation's folder at the end, and say where")
     run.set_defaults(func=_run)
 
     tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4 and its drafter)")
@@ -102,9 +104,11 @@ def parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=_models_eval_tiny)
 
     sb = sub.add_parser("sandbox", help="run Python code in run_python's sandbox and print the result")
-    sb.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
+    sb.add_argument("--check", action="store_true",
+                    help="print which protections hold on this machine")
+    sb.add_argument("--folder", help="the conversation's folder, seen as /data")
     sb.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
-    sb.add_argument("-c", dest="code", required=True, help="the code to run")
+    sb.add_argument("-c", dest="code", help="the code to run")
     sb.set_defaults(func=_sandbox)
 
     srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")

@@ -12,10 +12,17 @@ exempts the root user), even inside a user namespace, so a server running as roo
 As root we therefore start bwrap as the real user nobody, and lend it the conversation's folder for the run
 (one run per folder at a time).
 
-What it leaves out: a seccomp filter (bwrap takes one, but writing BPF is its own chapter), a bound on the sum
-of the processes' memory (RLIMIT_AS is per process: a cgroup would bound the sum and needs privileges we do not
-assume), a disk quota on /data (each file is capped, not their number), and hiding bwrap's own command line,
-which the code can read in /proc/1/cmdline (it names the folder's host path, nothing secret).
+Around that: a seccomp filter (seccomp_filter.py) that refuses the calls which reach kernel state
+no namespace isolates (the keyring, AF_VSOCK, io_uring, ...); a fresh anonymous session keyring
+(keyutils' `keyctl session -`), should the filter ever miss a keyring call; a cgroup for the whole
+run (cgroup.py), whose memory limit counts what RLIMIT_AS does not (memfd, tmpfs); and a quota on
+/data, checked after each run (`past_quota`).
+
+What it leaves out: a quota the file system enforces while the code writes (one run may write what
+its time and RLIMIT_FSIZE allow before the check refuses the next), an inode limit on /tmp when not
+root (bwrap's --tmpfs takes a size only; a cgroup, where there is one, still bounds the inodes'
+memory), and hiding bwrap's own command line, which the code can read in /proc/1/cmdline (it names
+the folder's host path, nothing secret).
 """
 
 from __future__ import annotations
@@ -24,13 +31,17 @@ import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from agentloop import cgroup, cleanup, seccomp_filter
 
 DEFAULT_TIMEOUT = 10.0  # seconds of wall clock before the sandbox is killed
 NOBODY = 65534  # the uid and gid the code runs as (inside always; outside too when the server is root)
@@ -46,6 +57,10 @@ class Limits:
     open_files: int = 256  # RLIMIT_NOFILE
     tmp_bytes: int = 64 << 20  # size of the private /tmp and /dev/shm, which live in memory
     output_bytes: int = 64 << 10  # kept of stdout and of stderr; the rest is read and dropped
+    sandbox_memory_bytes: int = 512 << 20  # the cgroup: all processes, memfd and /tmp included
+    tmp_inodes: int = 4096  # files and folders in /tmp and /dev/shm together (as root: staged())
+    data_bytes: int = 256 << 20  # the quota on /data: past it, the next run is refused
+    data_entries: int = 10_000  # files and folders in /data, for the same quota
 
 
 DEFAULT_LIMITS = Limits()
@@ -60,10 +75,15 @@ class SandboxResult:
     truncated: bool  # stdout or stderr was cut at Limits.output_bytes
     ms: float  # wall-clock time of the whole run
     reason: str | None = None  # why the run ended early, in words, or None
+    cgroup: str = cgroup.NONE  # what bounded the sandbox's memory as a whole, in words
 
 
 class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing or cannot create namespaces here. The code was not run: never unsandboxed."""
+
+
+class FolderFull(SandboxUnavailable):
+    """The conversation's folder is past its quota: the code was not run."""
 
 
 def find_python() -> tuple[str, list[str]]:
@@ -91,8 +111,18 @@ def system_dirs() -> list[str]:
     return args
 
 
-def bwrap_args(folder: str, code_fd: int, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """The bubblewrap command line: the sandbox, one line at a time. `folder` is the host path seen as /data."""
+@dataclass(frozen=True)
+class Stage:
+    """Where bwrap finds what it binds, and what must run around it (as root: as_nobody)."""
+
+    data: str  # the host path bwrap binds at /data
+    tmp: str | None  # as root, a tmpfs holding tmp/ and shm/, inodes limited; None: bwrap's own
+    wrap: Callable[[list[str]], list[str]]
+
+
+def bwrap_args(stage: Stage, code_fd: int, filter_fd: int,
+               limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The bubblewrap command line: the sandbox, one line at a time."""
     return [
         shutil.which("bwrap") or "bwrap",
         "--unshare-all",  # new user, PID, network, IPC, UTS and cgroup namespaces: no network but a loopback
@@ -107,11 +137,13 @@ def bwrap_args(folder: str, code_fd: int, limits: Limits = DEFAULT_LIMITS) -> li
         *system_dirs(),
         *find_python()[1],  # python3's install prefix, read-only, when it is not under /usr
         "--proc", "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
+        # /proc/keys lists the keys the code's user may view: when not root, the server's user.
+        "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
         "--dev", "/dev",  # null, zero, full, random, urandom, tty: no disks
-        "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",  # for multiprocessing's semaphores
-        "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",  # a private /tmp in memory, not the host's
-        "--bind", folder, "/data",  # the conversation's folder: the only host folder it can write
+        *memory_folders(stage, limits),  # a private /tmp and /dev/shm in memory, not the host's
+        "--bind", stage.data, "/data",  # the conversation's folder: the only host folder it writes
         "--ro-bind-data", str(code_fd), "/tmp/main.py",  # the code, copied in from a file descriptor
+        "--seccomp", str(filter_fd),  # the system calls it may not make (seccomp_filter.py)
         "--remount-ro", "/dev",  # no new files in /dev
         "--remount-ro", "/",  # nor in the root: only /data, /tmp and /dev/shm are writable
         "--chdir", "/data",
@@ -123,6 +155,28 @@ def bwrap_args(folder: str, code_fd: int, limits: Limits = DEFAULT_LIMITS) -> li
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONPATH", "/data",  # `import helper` finds the helper.py the code saved in /data
     ]
+
+
+def memory_folders(stage: Stage, limits: Limits) -> list[str]:
+    """/tmp and /dev/shm (multiprocessing's semaphores live there): bwrap's tmpfs of a bounded size,
+    or as root the tmpfs staged() mounted, bounded in inodes too (bwrap's --tmpfs cannot be)."""
+    if stage.tmp:
+        return ["--bind", f"{stage.tmp}/tmp", "/tmp", "--bind", f"{stage.tmp}/shm", "/dev/shm"]
+    return ["--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",
+            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+
+
+# keyctl says "Joined session keyring: N" on stderr before it execs what follows. The outer bash
+# keeps stderr in a free descriptor of its choosing ({saved}) and lets keyctl write to /dev/null;
+# the inner bash, which keyctl runs, puts stderr back and closes the spare before it execs bwrap.
+KEYRING = 'exec {saved}>&2 2>/dev/null; exec keyctl session - bash -c "$0" bash "$saved" "$@"'
+STDERR_BACK = 'fd=$1; shift; exec 2>&"$fd" {fd}>&-; exec "$@"'
+
+
+def keyring_args() -> list[str]:
+    """A new anonymous session keyring for bwrap and all it starts, so the caller's keyring is out
+    of reach even if the seccomp filter let a keyring call through (keyctl joins it, then execs)."""
+    return ["bash", "-c", KEYRING, STDERR_BACK] if shutil.which("keyctl") else []
 
 
 def prlimit_args(limits: Limits) -> list[str]:
@@ -139,41 +193,65 @@ def prlimit_args(limits: Limits) -> list[str]:
     ]
 
 
-def command(data: str, code_fd: int, limits: Limits) -> list[str]:
-    """bwrap runs prlimit, which runs python3 on the code. -u: unbuffered, so what the code printed before
-    a kill still reaches us."""
+def command(stage: Stage, code_fd: int, filter_fd: int, limits: Limits) -> list[str]:
+    """keyctl joins a fresh keyring and runs bwrap, which runs prlimit, which runs python3 on the
+    code. -u: unbuffered, so what the code printed before a kill still reaches us."""
     python, _ = find_python()
-    return [*bwrap_args(data, code_fd, limits), "--", *prlimit_args(limits), "--", python, "-u", "/tmp/main.py"]
+    return [*keyring_args(), *bwrap_args(stage, code_fd, filter_fd, limits),
+            "--", *prlimit_args(limits), "--", python, "-u", "/tmp/main.py"]
 
 
-def as_nobody(folder: str, stage: str, argv: list[str]) -> list[str]:
-    """Root only: run argv as the real user nobody, with `folder` bind-mounted at `stage`.
+STAGE = (  # as_nobody's shell: a tmpfs at $2 with data/ (the folder, bound), tmp/ and shm/ in it
+    'mount -t tmpfs -o "size=$3,nr_inodes=$4,mode=0755" tmpfs "$2" && mkdir "$2/data" '
+    '&& mkdir -m 1777 "$2/tmp" "$2/shm" && mount --bind "$1" "$2/data" && shift 4 && exec "$@"')
 
-    nobody may not be allowed to walk to the folder (pytest's temporary folders sit under a 0700 one), so root
-    bind-mounts it at a stage folder that nobody can reach, in a private mount namespace the host never sees."""
+
+def as_nobody(folder: str, stage: str, limits: Limits, argv: list[str]) -> list[str]:
+    """Root only: run argv as the real user nobody, with a tmpfs at `stage` holding the folder at
+    data/.
+
+    nobody may not be allowed to walk to the folder (pytest's temporary folders sit under a 0700
+    one), so root mounts it at a stage folder that nobody can reach, in a private mount namespace
+    the host never sees. The same tmpfs holds the sandbox's /tmp and /dev/shm, with the inode limit bwrap's own
+    tmpfs lacks (nr_inodes; four inodes are the tmpfs's own folders)."""
     return [
         "unshare", "--mount", "--propagation", "private", "--",
-        "sh", "-c", 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", folder, stage,
+        "sh", "-c", STAGE, "sh", folder, stage, str(limits.tmp_bytes), str(limits.tmp_inodes + 4),
         "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
         *argv,
     ]
 
 
+def owner_and_mode(folder: Path) -> tuple[int, int, int]:
+    """Whose the folder is, and its permission bits, to give back after a run. A folder still lent
+    to nobody (a run killed with -9 never gave it back) goes to the owner of the folder around it,
+    mode 0700."""
+    st = folder.stat()
+    if st.st_uid == NOBODY:
+        around = folder.parent.stat()
+        return around.st_uid, around.st_gid, 0o700
+    return st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode) & 0o777  # no set-id bits
+
+
 @contextmanager
-def mounted(folder: Path):
-    """Yield the path bwrap binds at /data, and what the command needs around it (as root: as_nobody)."""
+def staged(folder: Path, limits: Limits):
+    """Yield the Stage for a run in `folder`: not root, the folder itself; as root, as_nobody's."""
     if os.geteuid() != 0:
-        yield str(folder), lambda argv: argv
+        yield Stage(str(folder), None, lambda argv: argv)
         return
-    owner = folder.stat()
+    uid, gid, mode = owner_and_mode(folder)
     os.chown(folder, NOBODY, NOBODY)  # lend the folder to the sandbox's user for the run, so it can write there
-    stage = tempfile.mkdtemp(prefix="agentloop-sandbox-")
+    stage = str(cleanup.temp_folder("agentloop-sandbox"))  # named for our pid, for sweep()
     os.chmod(stage, 0o755)
     try:
-        yield stage, lambda argv: as_nobody(str(folder), stage, argv)
+        yield Stage(f"{stage}/data", stage,
+                    lambda argv: as_nobody(str(folder), stage, limits, argv))
     finally:
-        os.rmdir(stage)  # empty on the host: the bind mount only ever existed in the private namespace
-        os.chown(folder, owner.st_uid, owner.st_gid)  # files the code made stay nobody's: next run may change them
+        os.rmdir(stage)  # empty on the host: the tmpfs only ever existed in the private namespace
+        # Given back as it was: the code may have made /data world-writable and set-id (07777).
+        # Files the code made stay nobody's, so the next run may change them.
+        os.chown(folder, uid, gid)
+        os.chmod(folder, mode)
 
 
 def run(code: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> SandboxResult:
@@ -182,20 +260,40 @@ def run(code: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, limits: Limit
     if not folder.is_dir():
         raise NotADirectoryError(folder)
     check()
-    return _run(code, folder, timeout, limits)
+    if full := past_quota(folder, limits):
+        raise FolderFull(f"{full}, so the code was not run. Remove files from the folder to go on.")
+    result = _run(code, folder, timeout, limits)
+    if full := past_quota(folder, limits):
+        return replace(result, reason=f"{result.reason + '; ' if result.reason else ''}{full}: "
+                                      "the next run will be refused")
+    return result
+
+
+def past_quota(folder: Path, limits: Limits) -> str | None:
+    """The quota on /data, in words, when the folder is past it; None when it is within."""
+    used, entries = cleanup.measure(folder)
+    if used <= limits.data_bytes and entries <= limits.data_entries:
+        return None
+    return (f"the folder /data holds {used >> 20} MiB in {entries} files and folders, "
+            f"past its quota of {limits.data_bytes >> 20} MiB and {limits.data_entries} entries")
+
+
+BWRAP_TASKS = 2  # bwrap and its init (the sandbox's PID 1), in the cgroup beside the code
 
 
 def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResult:
     code_fd = os.memfd_create("main.py", 0)  # any size, no temporary file: bwrap copies it into /tmp
     os.write(code_fd, code.encode(errors="replace"))  # a lone surrogate from JSON becomes "?", not a crash
     os.lseek(code_fd, 0, os.SEEK_SET)
+    filter_fd = seccomp_filter.program_fd()
+    group = cgroup.make(limits.sandbox_memory_bytes, limits.processes + BWRAP_TASKS)
     start = time.monotonic()
     try:
-        with mounted(folder) as (data, wrap):
+        with staged(folder, limits) as stage:
             proc = subprocess.Popen(
-                wrap(command(data, code_fd, limits)),
+                group.wrap(stage.wrap(command(stage, code_fd, filter_fd, limits))),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(code_fd,),
+                pass_fds=(code_fd, filter_fd),
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},  # bwrap's own environment shows in /proc/1/environ
                 cwd="/",  # and so does its working folder (as PWD)
                 start_new_session=True,  # its own process group, for killpg
@@ -206,9 +304,12 @@ def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResu
                 kill(proc)
     finally:
         os.close(code_fd)
+        os.close(filter_fd)
+        out_of_memory = group.oom_killed() > 0
+        group.close()
     exit_code = None if timed_out else proc.returncode
     return SandboxResult(out, err, exit_code, timed_out, truncated, (time.monotonic() - start) * 1000,
-                         explain(exit_code, timed_out, err, timeout))
+                         explain(exit_code, timed_out, err, timeout, out_of_memory), group.kind)
 
 
 def read_capped(proc: subprocess.Popen, deadline: float, cap: int) -> tuple[str, str, bool, bool]:
@@ -260,7 +361,8 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def explain(exit_code: int | None, timed_out: bool, stderr: str, timeout: float) -> str | None:
+def explain(exit_code: int | None, timed_out: bool, stderr: str, timeout: float,
+            out_of_memory: bool = False) -> str | None:
     """Why the run ended early, in one short sentence for the model (None: it ended by itself).
 
     The exit code is the fact; the rest reads the traceback, so it is a good guess, not a proof."""
@@ -268,6 +370,8 @@ def explain(exit_code: int | None, timed_out: bool, stderr: str, timeout: float)
         return f"killed after the {timeout:g} s wall-clock limit"
     if not exit_code:
         return None
+    if out_of_memory:  # the kernel killed a process for the cgroup's limit, which counts them all
+        return "memory limit of the whole sandbox reached"
     if exit_code == 128 + signal.SIGXCPU:
         return "CPU time limit reached"
     if exit_code == 128 + signal.SIGXFSZ or "File too large" in stderr:
@@ -297,18 +401,30 @@ def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
             result = _run("pass", Path(folder), 30.0, DEFAULT_LIMITS)
         problem = (result.stderr.strip() or f"exit code {result.exit_code}") if result.exit_code != 0 else None
-    except OSError as e:  # a program of the command line is missing
+    except (OSError, seccomp_filter.FilterUnavailable) as e:  # a program it needs is missing
         problem = str(e)
     if problem:
         raise SandboxUnavailable(
             f"bubblewrap is installed but could not start the sandbox: {problem} "
-            "(it needs user namespaces, and util-linux's prlimit; as root also unshare and setpriv). "
+            "(it needs user namespaces, util-linux's prlimit, python3-seccomp for its filter; "
+            "as root also unshare and setpriv). "
             "run_python never runs code outside a sandbox.")
     _works = True
 
 
 def cli_main(args) -> int:
-    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print the result."""
+    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print
+    the result (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`:
+    the table of protections (sandbox_check.py)."""
+    if args.check:
+        from agentloop import sandbox_check
+
+        return sandbox_check.main()
+    if args.folder is None or args.code is None:
+        print("agentloop sandbox: give --folder DIR and -c CODE, or --check", file=sys.stderr)
+        return 2
+    from agentloop.terminal import visible
+
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
@@ -317,7 +433,8 @@ def cli_main(args) -> int:
     except SandboxUnavailable as e:
         print(e, file=sys.stderr)
         return 2
-    print(f"--- stdout\n{r.stdout}" if r.stdout else "--- stdout (empty)")
-    print(f"--- stderr\n{r.stderr}" if r.stderr else "--- stderr (empty)")
+    print(f"--- stdout\n{visible(r.stdout)}" if r.stdout else "--- stdout (empty)")
+    print(f"--- stderr\n{visible(r.stderr)}" if r.stderr else "--- stderr (empty)")
     print(f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else ""))
+    print(f"--- memory of the sandbox as a whole: {r.cgroup}")
     return 0

@@ -1,14 +1,22 @@
-"""`agentloop run`: SimpleHarness in the terminal, each event printed as it comes, permission asked with y/n."""
+"""`agentloop run`: SimpleHarness in the terminal, each event printed as it comes, permission asked
+with y/n.
+
+What the model and its code wrote is printed with its control characters escaped (ESC shows as
+\\u001b, as --json writes it): raw, an escape sequence in a tool's output would reach the reader's
+terminal, which may then set its clipboard (OSC 52), change its title or clear its screen. The
+conversation's folder is a new temporary one unless --folder names one; it is removed at the end
+unless --keep."""
 
 from __future__ import annotations
 
 import json
 import queue
+import re
 import sys
 import threading
 from pathlib import Path
 
-from agentloop import paths
+from agentloop import cleanup, paths
 from agentloop.harnesses.simple_harness import (
     RunSettings,
     SimpleHarness,
@@ -52,8 +60,20 @@ def run(args) -> int:
     if llm is None:
         return 2
     settings = settings_from(args, llm.sampling_defaults)
+    folder = Path(args.folder) if args.folder else cleanup.temp_folder("agentloop-conversation")
+    try:
+        return loop(llm, args, settings, folder)
+    finally:
+        if args.folder is None and args.keep:  # a folder the reader named is never removed
+            print(f"The conversation's folder is kept: {folder}", file=sys.stderr)
+        elif args.folder is None:
+            cleanup.remove_tree(folder)
+
+
+def loop(llm, args, settings: RunSettings, folder: Path) -> int:
+    """Run the harness in a worker thread and show its events until run_end; 0 if it ended well."""
     inbox: queue.Queue = queue.Queue()
-    harness = SimpleHarness(llm, [], args.question, settings, inbox.put, Path(args.folder) if args.folder else None)
+    harness = SimpleHarness(llm, [], args.question, settings, inbox.put, folder)
     worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
     worker.start()
     show = print_json if args.json else Printer().show
@@ -74,6 +94,16 @@ def ask_yes_no(prompt: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+# C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), the
+# bidirectional overrides that make text display in another order than it reads ("Trojan Source").
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with each control character shown as its JSON escape, \\u001b for ESC."""
+    return CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def print_json(event: dict) -> None:
     print(json.dumps(event, ensure_ascii=False), flush=True)
 
@@ -88,12 +118,12 @@ class Printer:
         if self.streaming:
             sys.stdout.write("\n")
             self.streaming = False
-        print(text, flush=True)
+        print(visible(text), flush=True)
 
     def show(self, e: dict) -> None:
         kind = e["type"]
         if kind == "token":
-            sys.stdout.write(e["text"])
+            sys.stdout.write(visible(e["text"]))
             sys.stdout.flush()
             self.streaming = True
         elif kind == "run_start":

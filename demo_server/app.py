@@ -27,6 +27,7 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentloop import cleanup
 from demo_server import stages
 from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response
@@ -98,6 +99,7 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
     if allow_forced is None:
         allow_forced = os.environ.get("AGENTLOOP_ALLOW_FORCED") == "1"
     token = token or secrets.token_urlsafe(32)
+    cleanup.sweep()  # the run folders, sandbox stages and cgroups of a server that was killed
     current = CurrentModel(device=device, orphan_s=orphan_s)
 
     app = FastAPI(title="agentloop demo server", version="1", description=DESCRIPTION,

@@ -8,13 +8,11 @@ run (tests, the book's recordings) wait in the backend's own queue (SimpleBacken
 from __future__ import annotations
 
 import ctypes
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
+from agentloop import cleanup
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.stream import EventLog
 
@@ -55,7 +53,7 @@ class Run:
     def __init__(self, llm: RunModel, question: str, settings: RunSettings, on_end: Callable[[Run], None],
                  orphan_s: float = ORPHAN_S):
         self.log = EventLog(("run_end",))
-        self.files = Path(tempfile.mkdtemp(prefix="agentloop-run-"))  # the conversation's folder, seen as /data
+        self.files = cleanup.temp_folder("agentloop-run")  # the conversation's folder: /data
         self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
         self.id = self.harness.id
         self._on_end = on_end
@@ -87,7 +85,7 @@ class Run:
             run_reporting_errors(self.harness)
         finally:
             self._finish()
-            shutil.rmtree(self.files, ignore_errors=True)
+            cleanup.remove_tree(self.files)  # whatever the code left: deep trees, odd modes, FIFOs
             return_freed_memory()
 
     def _finish(self) -> None:

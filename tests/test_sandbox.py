@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
+import sys
 import textwrap
 import time
 import uuid
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import sandbox
+from agentloop import cgroup, sandbox
 from agentloop.sandbox import Limits, SandboxUnavailable
 
 T = 3.0  # seconds of wall clock per run: short, so the file stays fast
@@ -390,7 +392,7 @@ def test_ptrace_of_a_host_process_fails(folder):
                 raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         attempt('ptrace', ptrace)
     """, folder)
-    blocked(r, "ptrace", "No such process")
+    blocked(r, "ptrace", "Operation not permitted")  # the seccomp filter refuses ptrace before any lookup
 
 
 def test_setuid_root_fails(folder):
@@ -442,7 +444,7 @@ def test_new_user_namespace_fails(folder):
                 raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         attempt('userns', unshare)
     """, folder)
-    blocked(r, "userns", "OSError")
+    blocked(r, "userns", "OSError", "PermissionError")  # the filter refuses unshare: EPERM
 
 
 def test_no_disks_in_dev(folder):
@@ -610,7 +612,7 @@ def test_missing_folder_raises(tmp_path):
 
 
 def test_cli_main(folder, capsys):
-    args = argparse.Namespace(folder=str(folder), timeout=None, code="print('from the cli'); raise SystemExit(3)")
+    args = argparse.Namespace(check=False, folder=str(folder), timeout=None, code="print('from the cli'); raise SystemExit(3)")
     assert sandbox.cli_main(args) == 0
     out = capsys.readouterr().out
     assert "from the cli" in out and "exit code 3" in out
@@ -618,6 +620,22 @@ def test_cli_main(folder, capsys):
 
 def test_cli_main_without_bwrap(folder, capsys, monkeypatch):
     monkeypatch.setattr(sandbox.shutil, "which", lambda name, *a, **k: None)
-    args = argparse.Namespace(folder=str(folder), timeout=2.0, code="print(1)")
+    args = argparse.Namespace(check=False, folder=str(folder), timeout=2.0, code="print(1)")
     assert sandbox.cli_main(args) == 2
     assert "sudo apt-get install bubblewrap" in capsys.readouterr().err
+
+
+def test_check_prints_one_table_of_what_holds():
+    out = subprocess.run([sys.executable, "-m", "agentloop", "sandbox", "--check"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    header, *lines = out.stdout.splitlines()
+    assert header.split() == ["PROTECTION", "HOLDS", "DETAIL"]
+    rows = {name: (holds, detail) for name, holds, detail in
+            (re.split(r"\s{2,}", line, maxsplit=2) for line in lines)}
+    assert set(rows) == {"bubblewrap", "namespaces", "runs as", "seccomp filter", "session keyring", "cgroup",
+                         "per-process limits", "/tmp and /dev/shm", "/data quota"}
+    assert rows["seccomp filter"][0] == "yes" and "keyctl: Operation not permitted" in rows["seccomp filter"][1]
+    assert "AF_VSOCK: Address family not supported" in rows["seccomp filter"][1]
+    assert rows["namespaces"] == ("yes", "user, pid, network (lo), ipc, uts, cgroup, mount")
+    assert rows["cgroup"][0] == ("no" if cgroup.kind() == cgroup.NONE else "yes")
