@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentloop.model_families import FAMILIES  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
+from demo_server import runs as server_runs  # noqa: E402
 from demo_server.app import create_app  # noqa: E402
 from demo_server.client import Client, ServerThread, free_port  # noqa: E402
 
@@ -76,7 +77,11 @@ def main() -> None:
     ap.add_argument("--first", type=int, default=100, help="growth is measured from this run to the last")
     ap.add_argument("--model", default="gemma4", choices=sorted(FAMILIES), help="the tiny checkpoint's family")
     ap.add_argument("--trace", action="store_true", help="tracemalloc: the lines that grew from --first on")
+    ap.add_argument("--no-trim", action="store_true",
+                    help="without runs.return_freed_memory (malloc_trim after each run), to compare")
     args = ap.parse_args()
+    if args.no_trim:
+        server_runs.LIBC = None
 
     import torch
 
