@@ -18,6 +18,7 @@ from dataclasses import asdict
 
 from agentloop import paths
 from agentloop.harnesses.simple_harness import run_settings
+from agentloop.tools import TOOLS
 from demo_server import menu
 from demo_server.backends import Backends, kind_of
 from demo_server.errors import ApiError
@@ -25,6 +26,9 @@ from demo_server.loads import LoadJob
 from demo_server.runs import ORPHAN_S, Run, RunModel
 
 KEEP_RUNS = 16  # finished runs kept for late readers
+# ... and at most this many events among them, the newest run always kept: a long run is mostly token events
+# (a few hundred bytes each), so sixteen runs of 20 steps × 8,192 tokens would otherwise hold gigabytes.
+KEEP_EVENTS = 50_000
 
 
 class CurrentModel:
@@ -63,6 +67,7 @@ class CurrentModel:
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
+                "tools": harness_tools(),
                 "specs": self.specs,
                 "error": self.error,
             }
@@ -129,8 +134,7 @@ class CurrentModel:
             run = Run(llm, question, settings, self._run_ended, self.orphan_s)
             self.run = run
             self.runs[run.id] = run
-            while len(self.runs) > KEEP_RUNS:
-                self.runs.popitem(last=False)
+            forget_old_runs(self.runs)
         run.start()
         return run
 
@@ -191,6 +195,22 @@ class CurrentModel:
             self.loading = False
             if self.backend is None:
                 self.error = message
+
+
+def forget_old_runs(runs: OrderedDict[str, Run], keep_runs: int = KEEP_RUNS,
+                    keep_events: int = KEEP_EVENTS) -> None:
+    """Drop the oldest runs until keep_runs are left and they hold keep_events events at most (the newest run,
+    the one starting, always stays)."""
+    def events() -> int:
+        return sum(len(run.log.events) for run in runs.values())
+
+    while len(runs) > keep_runs or (len(runs) > 1 and events() > keep_events):
+        runs.popitem(last=False)
+
+
+def harness_tools() -> list[dict]:
+    """The tools the harness can give the model, for the live form's checklist (tools.py's registry)."""
+    return [{"name": t.name, "description": t.description} for t in TOOLS.values()]
 
 
 def defaults(backend) -> dict:

@@ -7,6 +7,7 @@ run (tests, the book's recordings) wait in the backend's own queue (SimpleBacken
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +20,9 @@ from demo_server.stream import EventLog
 # A run waiting for a permission that no client is watching is stopped after this long, so a closed tab cannot
 # hold the one model for ever (the next run would be refused until then).
 ORPHAN_S = 15.0
+# While it waits, each reader is sent this much keep-alive padding a second: one that stopped reading fills its
+# socket's buffers (about 4 MB on loopback) in seconds, its send then waits, and it no longer counts as watching.
+PROBE_BYTES = 256 * 1024
 
 
 class RunModel:
@@ -84,6 +88,7 @@ class Run:
         finally:
             self._finish()
             cleanup.remove_tree(self.files)  # whatever the code left: deep trees, odd modes, FIFOs
+            return_freed_memory()
 
     def _finish(self) -> None:
         if not self._ended.is_set():
@@ -91,12 +96,33 @@ class Run:
             self._on_end(self)
 
     def _watch(self) -> None:
-        """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s."""
+        """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s:
+        no stream is open, or each open one has stopped taking what it is sent."""
         while not self._ended.wait(1.0 if self._orphan_s >= 2 else self._orphan_s / 2):
             waiting_since = self.harness.waiting_since
+            self.log.probe_bytes = PROBE_BYTES if waiting_since is not None else 0
             if waiting_since is None:
                 continue
             since = max(waiting_since, self.log.idle_since)
-            if self.log.readers == 0 and time.monotonic() - since > self._orphan_s:
+            if self.log.live_readers(self._orphan_s) == 0 and time.monotonic() - since > self._orphan_s:
                 self.harness.stop()
                 return
+
+
+def return_freed_memory() -> None:
+    """Hand the allocator's free pages back to the OS. glibc keeps what a thread freed in that thread's arena,
+    and every run has threads of its own, so over hundreds of runs RSS grows with memory nobody uses
+    (bench/soak.py measures it). Elsewhere than glibc it is skipped."""
+    if LIBC is not None:
+        LIBC.malloc_trim(0)
+
+
+def _glibc():
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+LIBC = _glibc()

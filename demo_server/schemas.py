@@ -21,7 +21,11 @@ ToolName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request's shape, read strictly: no unknown fields, and no "yes" for true or "3" for 3 (pydantic's lax
+    mode would convert them); a script that sends them has a bug, and the 422 names the field. Integers are still
+    taken where a float is asked for, as JSON has one kind of number."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def known_tools(names: list[str] | None) -> list[str] | None:
@@ -130,6 +134,11 @@ class ModelMenu(BaseModel):
     current: str | None
 
 
+class ToolInfo(BaseModel):
+    name: str
+    description: str
+
+
 class Status(BaseModel):
     ok: bool = Field(description="A model is loaded or loading. False: the panels replay their recordings.")
     model: str | None
@@ -143,6 +152,8 @@ class Status(BaseModel):
     loading: bool
     loading_model: str | None
     defaults: dict[str, Any] | None = Field(description="RunSettings' defaults, with the checkpoint's sampling.")
+    tools: list[ToolInfo] = Field(description="The tools the harness can give the model (settings.tools "
+                                              "picks from them; defaults.tools is the pick when none is sent).")
     specs: dict[str, Any] | None = Field(description="From config.json: layers and their types, hidden size, "
                                                      "heads, kv heads, vocabulary, context length, parameters.")
     error: dict[str, str] | None = Field(description="Why the last load failed, while no model is loaded.")

@@ -88,7 +88,9 @@ GEMMA_BAD = {
     "string not closed": '<|tool_call>call:run_python{code:<|"|>print(1)}<tool_call|><|tool_response>',
     "not call:": '<|tool_call>run_python{code:<|"|>x<|"|>}<tool_call|><|tool_response>',
     "unknown tool": '<|tool_call>call:rm_rf{}<tool_call|><|tool_response>',
-    "bad value": '<|tool_call>call:run_python{code:print(1)}<tool_call|><|tool_response>',
+    "value missing": '<|tool_call>call:run_python{code:}<tool_call|><|tool_response>',
+    "value half marked up": '<|tool_call>call:run_python{code:print(<|"|>1<|"|>)}<tool_call|><|tool_response>',
+    "bare value not closed": '<|tool_call>call:run_python{code:Tokyo<tool_call|><|tool_response>',
     "nested too deeply": '<|tool_call>call:run_python{code:' + "[" * 5000 + '<tool_call|><|tool_response>',
     "trailing text": '<|tool_call>call:run_python{code:<|"|>x<|"|>} and more<tool_call|><|tool_response>',
 }
@@ -100,6 +102,29 @@ def test_malformed_call_is_a_format_error_not_an_exception(family, case, raw):
     assert isinstance(parsed.error, FormatError), case
     assert parsed.tool_calls == []
     assert "Write a call as" in parsed.error.message  # it tells the model the right format
+
+
+GEMMA_UNQUOTED = {  # a value written without <|"|> marks, and what it is read as (vLLM and SGLang agree)
+    "a word is a string": ("location:Tokyo,unit:celsius", {"location": "Tokyo", "unit": "celsius"}),
+    "an integer stays a number": ("times:3", {"times": 3}),
+    "a float stays a number": ("value:-12.5e1", {"value": -125.0}),
+    "booleans and null stay typed": ("exact:true,label:null", {"exact": True, "label": None}),
+    "spaces around it are dropped": ("location: San Francisco ", {"location": "San Francisco"}),
+    "digits then letters are a string": ("label:12abc", {"label": "12abc"}),
+    "text with a colon is a string": ("label:http://x/y", {"label": "http://x/y"}),
+    "inside a list": ("units:[km,<|\"|>mi<|\"|>,2]", {"units": ["km", "mi", 2]}),
+    "inside an object": ("options:{mode:fast,round:2}", {"options": {"mode": "fast", "round": 2}}),
+}
+
+
+@pytest.mark.parametrize("case", GEMMA_UNQUOTED)
+def test_gemma_reads_a_bare_value_as_a_string_unless_it_is_a_literal(case):
+    body, expected = GEMMA_UNQUOTED[case]
+    schemas = {"get_weather": {"type": "object"}}
+    raw = f"<|tool_call>call:get_weather{{{body}}}<tool_call|><|tool_response>"
+    parsed = FAMILIES["gemma4"].parse(raw, schemas)
+    assert parsed.error is None, case
+    assert parsed.tool_calls[0].arguments == expected
 
 
 def test_gemma_reads_nesting_up_to_its_limit_and_names_the_limit_past_it():

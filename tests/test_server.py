@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import socket
 import threading
 import time
 
@@ -116,6 +117,10 @@ def test_status_describes_the_one_model(client):
     d = s["defaults"]
     assert (d["temperature"], d["top_p"], d["top_k"]) == (1.0, 1.0, 20)  # the checkpoint's recommended sampling
     assert {"max_steps", "max_new_tokens", "thinking", "use_tools", "auto_approve"} <= set(d)
+    # The tools the live form's checklist offers: the harness's registry, in its order.
+    from agentloop.tools import TOOLS
+    assert s["tools"] == [{"name": t.name, "description": t.description} for t in TOOLS.values()]
+    assert set(d["tools"]) <= set(TOOLS)
     specs = s["specs"]
     config = json.loads((TINY["qwen3_5"] / "config.json").read_text())["text_config"]
     assert specs["layers"] == config["num_hidden_layers"] == len(specs["layer_types"])
@@ -297,6 +302,69 @@ def test_a_client_leaving_mid_stream_breaks_nothing(server, client):
     other.close()
 
 
+def test_a_reader_that_stopped_reading_does_not_hold_the_model(server, client):
+    # A real socket opens the run's stream and never reads from it: the permission's keep-alive padding fills
+    # its buffers, the server's send waits, and after orphan_s the run is stopped as if no stream were open.
+    run_id = client.start_run("What is 2**64?", SETTINGS, FORCED["qwen3_5"])
+    host, port = server.url.removeprefix("http://").split(":")
+    silent = socket.create_connection((host, int(port)))
+    silent.sendall(f"GET /api/runs/{run_id}/events HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    try:
+        for e in client.run_events(run_id):
+            if e["type"] == "permission":
+                break  # the only reader left is the silent one
+        asked = time.monotonic()
+        wait_for(lambda: not client.status()["busy"], timeout=60, what="the unread run to stop")
+        assert time.monotonic() - asked >= ORPHAN_S - 0.5
+    finally:
+        silent.close()
+    evs = list(client.run_events(run_id))
+    check_run(evs)
+    assert evs[-1]["stop_reason"] == "user_stopped" and "tool_result" not in types(evs)
+
+
+def test_a_reader_that_reads_keeps_the_permission_waiting(client):
+    run_id = client.start_run("What is 2**64?", SETTINGS, FORCED["qwen3_5"])
+    seen, permission = [], threading.Event()
+
+    def read():  # reads everything, padding included, without answering
+        for e in client.run_events(run_id):
+            seen.append(e)
+            if e["type"] == "permission":
+                permission.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert permission.wait(30)
+    time.sleep(ORPHAN_S * 3)
+    assert client.status()["busy"], "a reader that keeps reading keeps the run"
+    call_id = next(e for e in seen if e["type"] == "permission")["call_id"]
+    other = Client(client.url)
+    assert other.post(f"/api/runs/{run_id}/decision", {"call_id": call_id, "approve": True}).status_code == 200
+    reader.join(30)
+    other.close()
+    assert seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "final"
+
+
+def test_kept_runs_are_bounded_by_count_and_by_events(server, client):
+    from collections import OrderedDict
+
+    from demo_server.model import forget_old_runs
+
+    for _ in range(3):
+        check_run(list(client.run_events(client.start_run("Hi", {"max_new_tokens": 2, "max_steps": 1}))))
+    kept = server.server.config.app.state.current.runs
+    assert 3 <= len(kept) <= 16  # KEEP_RUNS
+    runs = OrderedDict(kept)
+    newest = list(runs.values())[-2:]
+    forget_old_runs(runs, keep_events=sum(len(r.log.events) for r in newest))
+    assert list(runs.values()) == newest  # the oldest go first, until the events fit
+    forget_old_runs(runs, keep_events=0)
+    assert list(runs.values()) == newest[-1:]  # the newest run always stays
+    forget_old_runs(kept := OrderedDict(kept), keep_runs=2)
+    assert len(kept) == 2
+
+
 def test_refusals_name_what_is_wrong(client):
     assert client.get("/api/runs/000000000000/events").status_code == 404
     r = client.post("/api/runs/000000000000/decision", {"call_id": "1.0", "approve": True})
@@ -318,6 +386,34 @@ def test_refusals_name_what_is_wrong(client):
     assert client.post("/api/models/load", {"model": "../etc"}).status_code == 422
     assert client.post("/api/models/load", {"model": "tiny-nothing"}).status_code == 404
     assert client.status()["model"] == "tiny-qwen3_5"
+
+
+STRICT_CASES = {  # what lax mode would convert, and the field the 422 names
+    "a string for a boolean": ({"auto_approve": "yes"}, "settings.auto_approve"),
+    "a true-ish string": ({"thinking": "true"}, "settings.thinking"),
+    "a number for a boolean": ({"use_tools": 1}, "settings.use_tools"),
+    "a string for an integer": ({"max_steps": "3"}, "settings.max_steps"),
+    "a float for an integer": ({"top_k": 20.0}, "settings.top_k"),
+    "a string for a float": ({"temperature": "0.5"}, "settings.temperature"),
+    "a boolean for a float": ({"top_p": True}, "settings.top_p"),
+}
+
+
+@pytest.mark.parametrize("case", STRICT_CASES)
+def test_types_are_strict_at_the_api(client, case):
+    settings, field = STRICT_CASES[case]
+    r = client.post("/api/runs", {"question": "Hi", "settings": settings})
+    assert r.status_code == 422, case
+    assert field in r.json()["message"]["en"] and r.json()["message"]["zh"]
+    assert not client.status()["busy"]
+
+
+def test_strict_types_still_take_an_integer_for_a_float_and_check_the_decision(client):
+    r = client.post("/api/runs/000000000000/decision", {"call_id": "1.0", "approve": "yes"})
+    assert r.status_code == 422 and "approve" in r.json()["message"]["en"]
+    run_id = client.start_run("Hi", {"max_new_tokens": 2, "max_steps": 1, "temperature": 1, "top_p": 1})
+    evs = list(client.run_events(run_id))
+    check_run(evs)
 
 
 def test_forced_continuations_need_the_flag(tmp_path):

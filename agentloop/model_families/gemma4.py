@@ -5,7 +5,8 @@
     …reasoning…<channel|><|tool_call>call:run_python{code:<|"|>print(2 ** 64)<|"|>}<tool_call|><|tool_response>
 
 A call's arguments are written like JSON with bare keys, strings between <|"|> marks, and numbers, booleans and
-null bare, so they arrive typed. The stop token says which way the turn went: <turn|> after an answer,
+null bare, so they arrive typed. The model sometimes leaves the marks off a string (location:Tokyo); like vLLM's
+and SGLang's Gemma 4 parsers, a bare value that is not a number, boolean or null is read as a string. The stop token says which way the turn went: <turn|> after an answer,
 <|tool_response> when the model waits for a tool's result, which then goes into the same model turn.
 """
 
@@ -27,6 +28,7 @@ QUOTE = '<|"|>'
 CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
 THOUGHT = re.compile(r"<\|channel>thought\n?(.*?)(<channel\|>|$)", re.S)
 BARE = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
+BARE_TEXT = re.compile(r"[^,}\]]*")  # a value without marks runs to the next , } or ] (as in vLLM's parser)
 MAX_DEPTH = 64  # objects and lists nested deeper than this are refused, long before Python's recursion limit
 
 
@@ -78,10 +80,20 @@ def read_value(s: str, i: int, depth: int = 0):
             raise ValueError(f"objects and lists are nested more than {MAX_DEPTH} deep")
         close, keyed = ("}", True) if s[i] == "{" else ("]", False)
         return read_items(s, i + 1, close, keyed, depth + 1)
-    bare = BARE.match(s, i)
-    if not bare:
+    return read_bare(s, i)
+
+
+def read_bare(s: str, i: int):
+    """A value without <|"|> marks: a number, true, false or null when it is one, else the text as a string."""
+    run = BARE_TEXT.match(s, i)
+    text = run.group(0).strip()
+    if not text:
+        raise ValueError(f"a value is missing at {s[i:i + 20]!r}")
+    if QUOTE in text or "{" in text or "[" in text:  # half marked up: what the model meant is unclear
         raise ValueError(f"unexpected text at {s[i:i + 20]!r}")
-    return json.loads(bare.group(0)), bare.end()
+    if BARE.fullmatch(text):
+        return json.loads(text), run.end()
+    return text, run.end()
 
 
 def write_value(value) -> str:

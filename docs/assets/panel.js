@@ -27,6 +27,7 @@ import {
 import { asText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
 import { harnessControls } from "./harness.js";
 import { hidePopover, Renderer, wireTokens } from "./render.js";
+import { rememberedSettings, rememberSettings, toolsChecklist } from "./settings.js";
 import { serverStatus } from "./status.js";
 
 // Settings the live form sends, as the harness names them. Empty number fields are left out, so the
@@ -390,20 +391,23 @@ class Panel {
     qLabel.append(el("span", null, "Question"), q);
     form.append(qLabel);
     const inputs = {};
+    const kept = rememberedSettings(); // this page's last run, over the server's defaults
+    const start = (key, type) => (typeof kept[key] === type ? kept[key] : defaults[key]);
     for (const s of SETTINGS) {
       const label = el("label", "al-field" + (s.type === "bool" ? " al-check" : ""));
       const input = el("input");
       input.name = s.key;
       if (s.type === "bool") {
         input.type = "checkbox";
-        input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
+        const value = start(s.key, "boolean");
+        input.checked = typeof value === "boolean" ? value : s.fallback;
         label.append(input, el("span", null, s.label));
       } else {
         input.type = "number";
         input.step = s.step || "1";
         input.min = "0";
         input.placeholder = "server default";
-        if (typeof defaults[s.key] === "number") input.value = String(defaults[s.key]);
+        if (typeof start(s.key, "number") === "number") input.value = String(start(s.key, "number"));
         label.append(el("span", null, s.label), input);
       }
       inputs[s.key] = input;
@@ -412,6 +416,12 @@ class Panel {
     this.inputs = inputs;
     const harness = harnessControls(this.root, defaults);
     form.append(harness.box);
+    const offered = Array.isArray(status.tools) ? status.tools : [];
+    const tools = toolsChecklist(
+      offered,
+      Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
+    );
+    if (offered.length) form.append(tools.element);
     const run = el("button", "al-btn al-run", "Run");
     run.type = "submit";
     const stop = el("button", "al-btn al-stop", "Stop");
@@ -433,6 +443,8 @@ class Panel {
           settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
       }
       Object.assign(settings, harness.values());
+      if (offered.length) settings.tools = tools.selected();
+      rememberSettings(settings);
       this.startRun(q.value.trim(), settings, run, stop);
     });
     stop.addEventListener("click", () => {
