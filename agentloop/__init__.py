@@ -3,11 +3,15 @@
 Rooms: model_families/ (how each model writes turns and tool calls), model_backends/ (what runs the model),
 harnesses/ (the loop), training/ (the tiny checkpoints taught to call a tool), and these files:
 
-cli.py          the `agentloop` command: each subcommand a small function
-events.py       the one event vocabulary every stage reports in
-paths.py        where things are on disk, the default model, and which checkpoint a model's name means
-sandbox.py      run_python's sandbox (bubblewrap, limits, a nobody user)
-terminal.py     `agentloop run`: a run in the terminal
-tiny_models.py  the tiny checkpoints of the real architectures, built offline
-tools.py        the tools the model may call, and the check of a call's arguments
+cgroup.py          a cgroup per sandboxed run: one memory and task limit for all its processes
+cleanup.py         folders removed so that no tree the sandbox left can defeat it; the sweep at start
+cli.py             the `agentloop` command: each subcommand a small function
+events.py          the one event vocabulary every stage reports in
+paths.py           where things are on disk, the default model, and which checkpoint a model's name means
+sandbox.py         run_python's sandbox (bubblewrap, limits, a nobody user)
+sandbox_check.py   `agentloop sandbox --check`: which protections hold on this machine
+seccomp_filter.py  the seccomp filter bwrap installs: the kernel calls the sandbox may not make
+terminal.py        `agentloop run`: a run in the terminal
+tiny_models.py     the tiny checkpoints of the real architectures, built offline
+tools.py           the tools the model may call, and the check of a call's arguments
 """

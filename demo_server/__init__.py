@@ -1,6 +1,7 @@
 """The demo server: serves the built book and runs agentloop for its panels (app.create_app, `agentloop serve`).
 
 app.py      the routes, nothing else (its docstring: how to add an endpoint)
+backends.py what runs the model for every tab: transformers here, a vLLM the page starts, or VLLM_URL's
 book.py     the built book's pages, with the token, the API table and a Content-Security-Policy
 client.py   a small client and a server thread, for the tests and the recording script
 errors.py   refusals and failures as an `error` event with {en, zh}

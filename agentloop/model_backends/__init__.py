@@ -2,13 +2,18 @@
 
 A harness needs only this: `render()` a conversation into the prompt string with the checkpoint's chat template,
 `encode()` it into token ids, and `generate()` from them, which yields a `prefill` event, one `token` event per
-token and a final `done` — the same events from every backend (SimpleBackend, transformers, is the one here).
+token and a final `done` — the same events from every backend: SimpleBackend (transformers, in this process) and
+VLLMBackend (a vLLM server).
 
 detokenize.py      token ids back to text, piece by piece, without splitting a character
 model_folder.py    where a model's files come from (a folder, or the Hub at a pinned revision) and the errors said plainly
 mtp.py             the MTP drafter that guesses tokens for drafted decoding
+prefix_cache.py    PrefixCache: what the last step computed, kept so the next computes only what is new
 sampling.py        how each token is picked, and the report of what the settings kept
 simple_backend.py  SimpleBackend: the model under transformers, one token at a time
+vllm_backend.py    VLLMBackend: the same events from a vLLM server's token-level endpoints
+vllm_local.py      a vLLM server on this machine, from its own venv (`agentloop vllm serve`)
+vllm_docker.py     a vLLM server in Docker (compose/compose.yaml): start and stop
 """
 
 from __future__ import annotations
