@@ -59,6 +59,7 @@ class CurrentModel:
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
+                "mtp": bool(b and b.drafter_id()),  # a drafter exists: the panels offer the MTP switch
                 "specs": self.specs,
                 "error": self.error,
             }
@@ -117,6 +118,9 @@ class CurrentModel:
                 raise ApiError(409, "No model is loaded: pick one in the model menu (POST /api/models/load).",
                                "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。", self.error)
             settings = run_settings(self.backend.sampling_defaults, **settings_given)
+            if settings.mtp and not self.backend.drafter_id():
+                raise ApiError(400, f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
+                               f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。")
             for text in forced or []:  # no run is using the model: the queue is this run's alone
                 self.backend.force(text)
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)

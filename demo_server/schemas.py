@@ -129,6 +129,7 @@ class Status(BaseModel):
     loading: bool
     loading_model: str | None
     defaults: dict[str, Any] | None = Field(description="RunSettings' defaults, with the checkpoint's sampling.")
+    mtp: bool = Field(False, description="The model has an MTP drafter, so a run may ask for mtp.")
     specs: dict[str, Any] | None = Field(description="From config.json: layers and their types, hidden size, "
                                                      "heads, kv heads, vocabulary, context length, parameters.")
     error: dict[str, str] | None = Field(description="Why the last load failed, while no model is loaded.")

@@ -43,9 +43,8 @@ const SETTINGS = [
   { key: "mtp", label: "MTP (Gemma 4: a drafter guesses)", type: "bool", fallback: false },
 ];
 
-// Replay pacing at 1x. Tokens take their step's real decode time per token, prefill and tool
-// results their own ms; these are the fallbacks when a recording has no timing for an event.
-const PACE = { token: 20, decision: 600, other: 150, max: 1500 };
+// Replay pacing at 1x for recordings without t_ms (delayBefore), and the longest wait drawn.
+const PACE = { token: 20, decision: 600, max: 1500 };
 
 const KIND_LABEL = { tiny: "tiny, random weights", trained: "tiny, trained toy", real: "real" };
 
@@ -281,14 +280,22 @@ class Panel {
     this.updateStatus();
   }
 
-  delayBefore(ev) {
-    let ms;
+  // How long the run waited before event i: the difference of the two events' t_ms (ms since the
+  // run started) where the recording has it, so 1x is the run's own pace. An older recording
+  // without t_ms falls back to each token's share of its step's decode time and a prefill's or a
+  // tool's own ms; its other events come at once.
+  delayBefore(i) {
+    const ev = this.events[i];
+    const prev = this.events[i - 1];
     if (!ev) return 0;
-    if (ev.type === "token") ms = this.tokenMs.get(ev.step) ?? PACE.token;
+    let ms;
+    if (prev && typeof ev.t_ms === "number" && typeof prev.t_ms === "number")
+      ms = ev.t_ms - prev.t_ms;
+    else if (ev.type === "token") ms = this.tokenMs.get(ev.step) ?? PACE.token;
     else if (ev.type === "prefill" || ev.type === "tool_result")
-      ms = typeof ev.ms === "number" ? ev.ms : PACE.other;
+      ms = typeof ev.ms === "number" ? ev.ms : 0;
     else if (ev.type === "decision") ms = PACE.decision;
-    else ms = PACE.other;
+    else ms = 0;
     return Math.min(PACE.max, Math.max(0, ms)) / this.speed;
   }
 
@@ -304,7 +311,7 @@ class Panel {
     if (!this.events) return;
     if (this.pos >= this.events.length) this.restart();
     this.playing = true;
-    this.due = performance.now() + this.delayBefore(this.events[this.pos]);
+    this.due = performance.now() + this.delayBefore(this.pos);
     this.tick();
   }
 
@@ -318,7 +325,7 @@ class Panel {
     while (this.pos < n && this.due <= now) {
       this.renderer.push(this.events[this.pos++]);
       drawn++;
-      if (this.pos < n) this.due += this.delayBefore(this.events[this.pos]);
+      if (this.pos < n) this.due += this.delayBefore(this.pos);
     }
     if (this.pos >= n) {
       this.playing = false;

@@ -89,6 +89,10 @@ export function hidePopover() {
   popoverFor = null;
 }
 
+// What a run needs from the reader, drawn whatever a panel's data-show leaves out: a permission
+// (the run waits for it), its decision, the end, and an error.
+const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
+
 // The renderer: one per panel. push() queues events; they are drawn together at the next animation
 // frame, tokens appended through DocumentFragments, nothing read back from layout while drawing.
 
@@ -146,7 +150,7 @@ export class Renderer {
     for (const ev of queue) {
       this.count++;
       if (!ev || typeof ev !== "object") continue;
-      if (this.show && !this.show.has(ev.type)) continue;
+      if (this.show && !this.show.has(ev.type) && !ALWAYS_SHOWN.has(ev.type)) continue;
       try {
         this.draw(ev, open);
       } catch (err) {
@@ -550,6 +554,13 @@ export class Renderer {
 
   drawRunEnd(ev) {
     this.ended = true;
+    // A permission still open when the run ended can no longer be answered: say so, buttons off.
+    for (const p of this.permissions.values()) {
+      if (p.box.classList.contains("al-approved") || p.box.classList.contains("al-denied")) continue;
+      p.approve.disabled = p.deny.disabled = true;
+      p.note.textContent = "Not answered: the run ended first.";
+      p.box.classList.add("al-unanswered");
+    }
     const box = el("div", "al-box al-run-end");
     const title = el("div", "al-title", "Run ended");
     kv(title, "stop reason", ev.stop_reason);
