@@ -19,6 +19,7 @@ from dataclasses import asdict
 from agentloop import paths
 from agentloop.harnesses.simple_harness import run_settings
 from demo_server import menu
+from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
 from demo_server.runs import ORPHAN_S, Run, RunModel
@@ -36,6 +37,7 @@ class CurrentModel:
         self.error: dict | None = None  # why the last load failed, while no model is loaded
         self.run: Run | None = None  # the run using the model now
         self.runs: OrderedDict[str, Run] = OrderedDict()
+        self.conversations = Conversations()  # what follow-up questions continue
         self.load: LoadJob | None = None  # the load under way, or the last one
         self.loading = False
         self._lock = threading.Lock()  # guards the fields above
@@ -111,7 +113,9 @@ class CurrentModel:
 
     # -- a run ------------------------------------------------------------------------------------------------------
 
-    def start_run(self, question: str, settings_given: dict, forced: list[str] | None) -> Run:
+    def start_run(self, question: str, settings_given: dict, forced: list[str] | None,
+                  conversation_id: str | None = None) -> Run:
+        """A run of `question`: a follow-up in conversation `conversation_id`, or the first of a new one."""
         with self._lock:
             self._refuse_if_busy("start a run", "開始執行")
             if self.backend is None:
@@ -123,8 +127,10 @@ class CurrentModel:
                                f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。")
             for text in forced or []:  # no run is using the model: the queue is this run's alone
                 self.backend.force(text)
+            conversation = (self.conversations.get(conversation_id) if conversation_id
+                            else self.conversations.new())
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
-            run = Run(llm, question, settings, self._run_ended, self.orphan_s)
+            run = Run(llm, question, settings, self._run_ended, self.orphan_s, conversation)
             self.run = run
             self.runs[run.id] = run
             while len(self.runs) > KEEP_RUNS:

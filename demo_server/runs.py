@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from demo_server.conversations import Conversation
 from demo_server.stream import EventLog
 
 # A run waiting for a permission that no client is watching is stopped after this long, so a closed tab cannot
@@ -49,10 +50,12 @@ class RunModel:
 
 class Run:
     def __init__(self, llm: RunModel, question: str, settings: RunSettings, on_end: Callable[[Run], None],
-                 orphan_s: float = ORPHAN_S):
+                 orphan_s: float = ORPHAN_S, conversation: Conversation | None = None):
         self.log = EventLog(("run_end",))
-        self.files = Path(tempfile.mkdtemp(prefix="agentloop-run-"))  # the conversation's folder, seen as /data
-        self.harness = SimpleHarness(llm, [], question, settings, self._emit, self.files)
+        # The conversation it continues: its messages so far, and its folder, seen as /data.
+        self.conversation = conversation or Conversation("", Path(tempfile.mkdtemp(prefix="agentloop-run-")))
+        self.harness = SimpleHarness(llm, self.conversation.messages, question, settings, self._emit,
+                                     self.conversation.files)
         self.id = self.harness.id
         self._on_end = on_end
         self._orphan_s = orphan_s
@@ -75,6 +78,8 @@ class Run:
 
     def _emit(self, event: dict) -> None:
         if event["type"] == "run_end":
+            # The next question in this conversation reads what this run added, the answer included.
+            self.conversation.messages = list(self.harness.messages)
             self._finish()  # the model is free before any reader sees run_end
         self.log.append(event)
 
@@ -83,7 +88,8 @@ class Run:
             run_reporting_errors(self.harness)
         finally:
             self._finish()
-            shutil.rmtree(self.files, ignore_errors=True)
+            if not self.conversation.id:  # a folder no conversation keeps
+                shutil.rmtree(self.conversation.files, ignore_errors=True)
 
     def _finish(self) -> None:
         if not self._ended.is_set():

@@ -66,10 +66,15 @@ class RunRequest(Strict):
                     "string is written as the model's output in the i-th step instead of sampling, while the model "
                     "still scores every token (its token events carry `forced: true`). Steps after the last string "
                     "are sampled. The book's recordings use it to show a tool call from a model too small to make one.")
+    conversation_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")] | None = Field(
+        None, description="Continue this conversation (its messages and its /data folder), as a follow-up "
+                          "question; left out: a new conversation. 410 when it has expired, 404 when unknown.")
 
 
 class RunStarted(BaseModel):
     run_id: str
+    conversation_id: str = Field(description="The conversation this run continues or began: send it with the "
+                                             "next question to follow up.")
 
 
 class Decision(Strict):

@@ -39,7 +39,7 @@ function fillPopover(box, ev) {
   row(facts, ["id", fmtNum(ev.id)]);
   row(facts, ["channel", ev.channel || "—"]);
   row(facts, ["p", fmtP(ev.p)]);
-  row(facts, ["logprob", typeof ev.logprob === "number" ? ev.logprob.toFixed(3) : "—"]);
+  row(facts, ["logprob", fmtLogprob(ev.logprob)]);
   row(facts, ["rank", fmtNum(ev.rank)]);
   row(facts, ["p_sampled", fmtP(ev.p_sampled)]);
   row(facts, [
@@ -92,6 +92,27 @@ export function hidePopover() {
 // What a run needs from the reader, drawn whatever a panel's data-show leaves out: a permission
 // (the run waits for it), its decision, the end, and an error.
 const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
+
+// A log-probability to 3 decimals; one that rounds to zero reads "0.000", not "-0.000".
+function fmtLogprob(x) {
+  if (typeof x !== "number") return "—";
+  const text = x.toFixed(3);
+  return Number(text) === 0 ? "0.000" : text;
+}
+
+// A call's arguments, one per line: a string shown as it is (run_python's code with its real line
+// breaks and quotes, not a JSON string of "\n" and "\""), anything else as JSON.
+function drawArgs(args) {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return el("pre", "al-pre", asText(args));
+  const box = el("div", "al-args");
+  for (const [name, value] of Object.entries(args)) {
+    const code = el("code", null, typeof value === "string" ? value : JSON.stringify(value, null, 2));
+    const pre = el("pre", "al-pre al-arg-value");
+    pre.append(code);
+    box.append(el("div", "al-k al-arg-name", name), pre);
+  }
+  return box;
+}
 
 // The renderer: one per panel. push() queues events; they are drawn together at the next animation
 // frame, tokens appended through DocumentFragments, nothing read back from layout while drawing.
@@ -257,8 +278,10 @@ export class Renderer {
     this.header.append(tools);
     if (ev.settings && typeof ev.settings === "object") {
       const s = el("div", "al-run al-settings");
-      for (const [k, v] of Object.entries(ev.settings))
+      for (const [k, v] of Object.entries(ev.settings)) {
+        if (k === "tools") continue; // the line above names them
         kv(s, k, typeof v === "object" ? JSON.stringify(v) : String(v));
+      }
       this.header.append(s);
     }
     if (ev.src) this.header.append(sourceLink(ev.src, this.sourcePattern));
@@ -285,7 +308,7 @@ export class Renderer {
           .join(", "),
       );
     }
-    if (ev.media_tokens)
+    if (ev.media_tokens && !(typeof ev.media_tokens === "object" && !Object.keys(ev.media_tokens).length))
       kv(
         facts,
         "media tokens",
@@ -485,7 +508,7 @@ export class Renderer {
     const title = el("div", "al-title");
     title.append("Tool call ", el("code", null, ev.name || "?"));
     kv(title, "id", ev.call_id);
-    box.append(title, el("pre", "al-pre", asText(ev.args)));
+    box.append(title, drawArgs(ev.args));
     if (ev.error) box.append(el("div", "al-error-text", asText(ev.error)));
     this.place(ev, box);
   }
@@ -525,7 +548,8 @@ export class Renderer {
 
   drawDecision(ev) {
     const p = this.permissions.get(ev.call_id);
-    const text = `${ev.approved ? "Approved" : "Denied"}${ev.by ? " by " + ev.by : ""}`;
+    const by = ev.by === "auto" ? " automatically (auto-approve)" : ev.by ? ` by ${ev.by}` : "";
+    const text = `${ev.approved ? "Approved" : "Denied"}${by}`;
     if (p) {
       p.approve.disabled = p.deny.disabled = true;
       (ev.approved ? p.approve : p.deny).classList.add("al-chosen");
