@@ -1,6 +1,7 @@
 """Every chapter at a 1280 px window, in Debian's Chromium on the built book: no panel overflows its column
 horizontally (after drawing its whole recorded run), and every listing whose lines are at most the package's
-line length (100, pyproject.toml) shows them without scrolling (issue 12, item 9: docs/assets/layout.css)."""
+line length (100, pyproject.toml) shows them without scrolling (issue 12, item 9: docs/assets/layout.css).
+Screenshots of each replayed panel, light and dark, go to test-artifacts/."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.conftest import CHROMIUM, build_book
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_LENGTH = 100
+ARTIFACTS = ROOT / "test-artifacts"
 
 MEASURE = """(lineLength) => {
     const shown = (e) => e.offsetParent !== null;
@@ -71,4 +73,10 @@ def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
     page.wait_for_timeout(300)
     found = page.evaluate(MEASURE, LINE_LENGTH)
     assert found == {"panels": [], "listings": []}, found
+    # Each replayed panel, light and dark (Material's slate scheme), for a person to look at.
+    ARTIFACTS.mkdir(exist_ok=True)
+    for scheme, name in (("default", "light"), ("slate", "dark")):
+        page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        for i, panel in enumerate(p for p in page.locator(".agentloop-panel").all() if p.is_visible()):
+            panel.screenshot(path=str(ARTIFACTS / f"{stem}-replay-{i + 1}-{name}.png"))
     page.close()

@@ -92,6 +92,7 @@ export function hidePopover() {
 // What a run needs from the reader, drawn whatever a panel's data-show leaves out: a permission
 // (the run waits for it), its decision, the end, and an error.
 const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
+const TAB_EVENTS = new Set(["run_start", "context", "prefill", "model_end"]);
 
 // A log-probability to 3 decimals; one that rounds to zero reads "0.000", not "-0.000".
 function fmtLogprob(x) {
@@ -112,6 +113,104 @@ function drawArgs(args) {
     box.append(el("div", "al-k al-arg-name", name), pre);
   }
   return box;
+}
+
+// The seed's two tabs beside the step cards, from the events the run already sends: Model (what
+// ran and, per step, its prefill and decode) and Context (the prompt as the model last read it, the
+// part its step added marked, and the tokens it used of the model's limit). Left out: per-role
+// token counts (the context event counts messages per role, not tokens) and attachment kinds.
+class RunTabs {
+  constructor() {
+    this.bar = el("div", "al-tabs");
+    this.bar.setAttribute("role", "tablist");
+    this.buttons = {};
+    this.panes = {};
+    for (const [key, label] of [
+      ["steps", "Steps"],
+      ["model", "Model"],
+      ["context", "Context"],
+    ]) {
+      const button = el("button", "al-tab", label);
+      button.type = "button";
+      button.setAttribute("role", "tab");
+      button.dataset.tab = key;
+      button.addEventListener("click", () => this.select(key));
+      this.bar.append(button);
+      this.buttons[key] = button;
+      this.panes[key] = el("div", `al-pane al-pane-${key}`);
+      this.panes[key].setAttribute("role", "tabpanel");
+    }
+    this.modelFacts = el("div", "al-run");
+    this.table = el("table", "al-step-table");
+    const head = el("tr");
+    for (const h of ["step", "prefill tokens", "prefill ms", "tokens written", "decode ms", "tokens/s"])
+      head.append(el("th", null, h));
+    this.table.append(head);
+    this.rows = new Map();
+    this.panes.model.append(this.modelFacts, this.table);
+    this.panes.context.append(el("div", "al-note", "The context appears when a step starts."));
+    this.select("steps");
+  }
+
+  select(key) {
+    for (const k of Object.keys(this.panes)) {
+      this.buttons[k].setAttribute("aria-selected", String(k === key));
+      this.panes[k].hidden = k !== key;
+    }
+  }
+
+  row(step) {
+    let cells = this.rows.get(step);
+    if (!cells) {
+      const tr = el("tr");
+      cells = [String(step), "", "", "", "", ""].map((text) => el("td", null, text));
+      tr.append(...cells);
+      this.table.append(tr);
+      this.rows.set(step, cells);
+    }
+    return cells;
+  }
+
+  note(ev) {
+    if (ev.type === "run_start") {
+      this.modelFacts.replaceChildren();
+      kv(this.modelFacts, "model", ev.model);
+      kv(this.modelFacts, "family", ev.family);
+      kv(this.modelFacts, "harness", ev.harness);
+    } else if (ev.type === "prefill") {
+      const cells = this.row(ev.step);
+      cells[1].textContent = fmtNum(ev.n_tokens);
+      cells[2].textContent = fmtNum(ev.ms);
+    } else if (ev.type === "model_end") {
+      const cells = this.row(ev.step);
+      cells[3].textContent = fmtNum(ev.n_tokens);
+      cells[4].textContent = fmtNum(ev.decode_ms);
+      cells[5].textContent = fmtNum(ev.tok_per_s);
+    } else if (ev.type === "context") {
+      this.drawContext(ev);
+    }
+  }
+
+  drawContext(ev) {
+    const pane = this.panes.context;
+    pane.replaceChildren();
+    const facts = el("div", "al-run");
+    kv(facts, "step", String(ev.step));
+    kv(facts, "tokens", `${fmtNum(ev.n_tokens)} of ${fmtNum(ev.context_length)}`);
+    const meter = el("div", "al-meter");
+    const used = el("div", "al-meter-used");
+    const share = ev.context_length > 0 ? Math.min(1, ev.n_tokens / ev.context_length) : 0;
+    used.style.width = `${(100 * share).toFixed(2)}%`;
+    meter.append(used);
+    meter.title = `${ev.n_tokens} of ${ev.context_length} tokens`;
+    const prompt = String(ev.prompt || "");
+    const cut = Math.max(0, Math.min(prompt.length, ev.added_from || 0));
+    const pre = el("pre", "al-pre al-context-text");
+    const added = el("mark", "al-added", prompt.slice(cut));
+    added.title = `What step ${ev.step} added`;
+    pre.append(prompt.slice(0, cut), added);
+    pane.append(facts, meter, pre);
+  }
 }
 
 // The renderer: one per panel. push() queues events; they are drawn together at the next animation
@@ -141,7 +240,10 @@ export class Renderer {
     this.header = el("div", "al-header");
     this.stepsBox = el("div", "al-steps");
     this.endBox = el("div", "al-end");
-    this.root.append(this.header, this.stepsBox, this.endBox);
+    this.tabs = new RunTabs();
+    this.tabs.panes.steps.append(this.stepsBox);
+    const { steps, model, context } = this.tabs.panes;
+    this.root.append(this.header, this.tabs.bar, steps, model, context, this.endBox);
     this.legendShown = false;
     this.legendMarks = new Set(); // the marks (drafted, forced) the legend explains so far
     if (popoverFor && this.root.contains(popoverFor)) hidePopover();
@@ -171,6 +273,7 @@ export class Renderer {
     for (const ev of queue) {
       this.count++;
       if (!ev || typeof ev !== "object") continue;
+      if (TAB_EVENTS.has(ev.type)) this.tabs.note(ev); // the tabs read them whatever data-show says
       if (this.show && !this.show.has(ev.type) && !ALWAYS_SHOWN.has(ev.type)) continue;
       try {
         this.draw(ev, open);
