@@ -105,7 +105,18 @@ def test_mtp_without_a_drafter_is_refused_with_a_clear_error(server):
     c.close()
 
 
-def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, browser):
+def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, browser, tmp_path):
+    # A run of the real tiny model (its output forced: a call, then the answer), replayed by chapter 1's panel.
+    from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+    from tests.conftest import tiny_backend
+
+    backend = tiny_backend("qwen3_5")
+    for text in (forced_call("print(7)"), forced_answer("7")):
+        backend.force(text)
+    run: list[dict] = []
+    SimpleHarness(backend, [], "What is 7?", RunSettings(max_new_tokens=64, auto_approve=True), run.append,
+                  files=tmp_path).run()
+    backend.clear_forced()
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=static.serve_forever, daemon=True).start()
@@ -117,17 +128,16 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, br
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-play").wait_for(timeout=20000)
         # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
-        waits = page.evaluate("""() => {
+        waits = page.evaluate("""(run) => {
             const p = document.querySelector('.agentloop-panel')._alPanel;
-            return p.events.map((ev, i) => [ev.type, ev.t_ms ?? null, i ? p.delayBefore(i) : 0]);
-        }""")
+            p.setupReplay(run);
+            return p.events.map((ev, i) => [ev.type, ev.t_ms, i ? p.delayBefore(i) : 0]);
+        }""", run)
         times = [t for _, t, _ in waits]
-        assert all(isinstance(t, (int, float)) for t in times), "the recording carries t_ms"
         for i in range(1, len(waits)):
             assert waits[i][2] == pytest.approx(min(1500, max(0, times[i] - times[i - 1])), abs=1e-6)
         # So 1x takes as long as the run did (less any wait over 1.5 s), not 150 ms more per event.
-        total = sum(w for _, _, w in waits)
-        assert total <= times[-1] - times[0] + 1e-6
+        assert sum(w for _, _, w in waits) <= times[-1] - times[0] + 1e-6
         assert not asked, asked
         page.close()
     finally:
