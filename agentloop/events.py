@@ -9,6 +9,11 @@ A run's events, replayed in order, draw exactly what the live run drew.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent  # where an event's `src` path starts
+
 # name -> the fields every event of that name carries (optional ones are listed in OPTIONAL).
 FIELDS: dict[str, tuple[str, ...]] = {
     # The run: which harness, model and family, the settings, the tools the model sees.
@@ -55,6 +60,10 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
     "error": ("step", "detail"),
 }
 
+# Fields any event may carry: the ms since its run started (a replay waits what the run waited) and the
+# line of the package that sent it, "path:line" from the repository's root (the panels link to it).
+COMMON = ("t_ms", "src")
+
 # What generate() yields, before the harness adds the step: the same from every backend.
 BACKEND_EVENTS = ("prefill", "token", "done")
 DONE_FIELDS = ("finish", "stop_piece", "n_tokens", "decode_ms", "tok_per_s", "mtp", "raw")
@@ -76,7 +85,7 @@ def check(event: dict) -> None:
         raise ValueError(f"unknown event type {kind!r}")
     have = set(event) - {"type"}
     missing = set(FIELDS[kind]) - have
-    extra = have - set(FIELDS[kind]) - set(OPTIONAL.get(kind, ()))
+    extra = have - set(FIELDS[kind]) - set(OPTIONAL.get(kind, ())) - set(COMMON)
     if missing or extra:
         raise ValueError(f"{kind}: missing {sorted(missing)}, unknown {sorted(extra)}")
 
@@ -84,3 +93,12 @@ def check(event: dict) -> None:
 def error(en: str, zh: str, **extra) -> dict:
     """An `error` event whose message the panel shows in English and Traditional Chinese."""
     return make("error", message={"en": en, "zh": zh}, **extra)
+
+
+def caller(skip: int = 1) -> str:
+    """"path:line" of the frame `skip` levels above the function calling this (1: that function's caller),
+    the path from the repository's root."""
+    frame = sys._getframe(skip + 1)
+    path = Path(frame.f_code.co_filename).resolve()
+    where = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+    return f"{where}:{frame.f_lineno}"

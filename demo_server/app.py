@@ -143,8 +143,9 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
         if req.forced and not allow_forced:
             raise ApiError(403, "Forced continuations are off: start the server with AGENTLOOP_ALLOW_FORCED=1.",
                            "強制續寫功能未開啟：請以 AGENTLOOP_ALLOW_FORCED=1 啟動伺服器。")
-        run = current.start_run(req.question, req.settings.model_dump(exclude_none=True), req.forced)
-        return {"run_id": run.id}
+        run = current.start_run(req.question, req.settings.model_dump(exclude_none=True), req.forced,
+                                req.conversation_id)
+        return {"run_id": run.id, "conversation_id": run.conversation.id}
 
     @app.get("/api/runs/{run_id}/events", responses={**STREAM, 404: {"model": ErrorBody}},
              summary="The run's events from run_start to run_end (a late reader gets them all)")

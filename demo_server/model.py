@@ -21,6 +21,7 @@ from agentloop.harnesses.simple_harness import run_settings
 from agentloop.tools import TOOLS
 from demo_server import menu
 from demo_server.backends import Backends, kind_of
+from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
 from demo_server.runs import ORPHAN_S, Run, RunModel
@@ -43,6 +44,7 @@ class CurrentModel:
         self.error: dict | None = None  # why the last load failed, while no model is loaded
         self.run: Run | None = None  # the run using the model now
         self.runs: OrderedDict[str, Run] = OrderedDict()
+        self.conversations = Conversations()  # what follow-up questions continue
         self.load: LoadJob | None = None  # the load under way, or the last one
         self.loading = False
         self._lock = threading.Lock()  # guards the fields above
@@ -68,6 +70,7 @@ class CurrentModel:
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
                 "tools": harness_tools(),
+                "mtp": bool(b and b.drafter_id()),  # a drafter exists: the panels offer the MTP switch
                 "specs": self.specs,
                 "error": self.error,
             }
@@ -121,17 +124,24 @@ class CurrentModel:
 
     # -- a run ------------------------------------------------------------------------------------------------------
 
-    def start_run(self, question: str, settings_given: dict, forced: list[str] | None) -> Run:
+    def start_run(self, question: str, settings_given: dict, forced: list[str] | None,
+                  conversation_id: str | None = None) -> Run:
+        """A run of `question`: a follow-up in conversation `conversation_id`, or the first of a new one."""
         with self._lock:
             self._refuse_if_busy("start a run", "開始執行")
             if self.backend is None:
                 raise ApiError(409, "No model is loaded: pick one in the model menu (POST /api/models/load).",
                                "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。", self.error)
             settings = run_settings(self.backend.sampling_defaults, **settings_given)
+            if settings.mtp and not self.backend.drafter_id():
+                raise ApiError(400, f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
+                               f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。")
             for text in forced or []:  # no run is using the model: the queue is this run's alone
                 self.backend.force(text)
+            conversation = (self.conversations.get(conversation_id) if conversation_id
+                            else self.conversations.new())
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
-            run = Run(llm, question, settings, self._run_ended, self.orphan_s)
+            run = Run(llm, question, settings, self._run_ended, self.orphan_s, conversation)
             self.run = run
             self.runs[run.id] = run
             forget_old_runs(self.runs)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from agentloop import cleanup
 from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from demo_server.conversations import Conversation
 from demo_server.stream import EventLog
 
 # A run waiting for a permission that no client is watching is stopped after this long, so a closed tab cannot
@@ -52,11 +53,13 @@ class RunModel:
 
 class Run:
     def __init__(self, llm: RunModel, question: str, settings: RunSettings, on_end: Callable[[Run], None],
-                 orphan_s: float = ORPHAN_S):
+                 orphan_s: float = ORPHAN_S, conversation: Conversation | None = None):
         self.log = EventLog(("run_end",))
-        self.files = cleanup.temp_folder("agentloop-run")  # the conversation's folder: /data
+        # The conversation it continues: its messages so far, and its folder, seen as /data.
+        self.conversation = conversation or Conversation("", cleanup.temp_folder("agentloop-run"))
         harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
-        self.harness = harness_class(llm, [], question, settings, self._emit, self.files)
+        self.harness = harness_class(llm, self.conversation.messages, question, settings, self._emit,
+                                     self.conversation.files)
         self.id = self.harness.id
         self._on_end = on_end
         self._orphan_s = orphan_s
@@ -79,6 +82,8 @@ class Run:
 
     def _emit(self, event: dict) -> None:
         if event["type"] == "run_end":
+            # The next question in this conversation reads what this run added, the answer included.
+            self.conversation.messages = list(self.harness.messages)
             self._finish()  # the model is free before any reader sees run_end
         self.log.append(event)
 
@@ -87,7 +92,8 @@ class Run:
             run_reporting_errors(self.harness)
         finally:
             self._finish()
-            cleanup.remove_tree(self.files)  # whatever the code left: deep trees, odd modes, FIFOs
+            if not self.conversation.id:  # a folder no conversation keeps
+                cleanup.remove_tree(self.conversation.files)  # whatever the code left: deep trees, odd modes
             return_freed_memory()
 
     def _finish(self) -> None:

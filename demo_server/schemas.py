@@ -75,6 +75,9 @@ class RunRequest(Strict):
                     "string is written as the model's output in the i-th step instead of sampling, while the model "
                     "still scores every token (its token events carry `forced: true`). Steps after the last string "
                     "are sampled. The book's recordings use it to show a tool call from a model too small to make one.")
+    conversation_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")] | None = Field(
+        None, description="Continue this conversation (its messages and its /data folder), as a follow-up "
+                          "question; left out: a new conversation. 410 when it has expired, 404 when unknown.")
 
 
 class PiModels(BaseModel):
@@ -84,6 +87,8 @@ class PiModels(BaseModel):
 
 class RunStarted(BaseModel):
     run_id: str
+    conversation_id: str = Field(description="The conversation this run continues or began: send it with the "
+                                             "next question to follow up.")
 
 
 class Decision(Strict):
@@ -154,6 +159,7 @@ class Status(BaseModel):
     defaults: dict[str, Any] | None = Field(description="RunSettings' defaults, with the checkpoint's sampling.")
     tools: list[ToolInfo] = Field(description="The tools the harness can give the model (settings.tools "
                                               "picks from them; defaults.tools is the pick when none is sent).")
+    mtp: bool = Field(False, description="The model has an MTP drafter, so a run may ask for mtp.")
     specs: dict[str, Any] | None = Field(description="From config.json: layers and their types, hidden size, "
                                                      "heads, kv heads, vocabulary, context length, parameters.")
     error: dict[str, str] | None = Field(description="Why the last load failed, while no model is loaded.")

@@ -27,7 +27,7 @@ from demo_server.client import Client, ServerThread, free_port  # noqa: E402
 
 RUNS = ROOT / "docs" / "chapters" / "runs"
 # The timings and ids that differ between two recordings of the same run.
-VOLATILE = {"ms", "decode_ms", "tok_per_s", "run_id"}
+VOLATILE = {"ms", "decode_ms", "tok_per_s", "run_id", "t_ms", "src"}  # src: line numbers move
 
 
 def specs(names: list[str] | None = None) -> dict[str, dict]:

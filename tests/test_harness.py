@@ -190,3 +190,28 @@ def test_thinking_is_kept_under_the_familys_key(backend, tmp_path):
     assert "Let me compute." in only(evs, "context")[1]["prompt"]
     thought_tokens = [t for t in only(evs, "token") if t["channel"] == "thought"]
     assert "Let me compute." in "".join(t["text"] for t in thought_tokens)
+
+
+def test_a_denied_call_repeated_is_answered_as_denied(backend, tmp_path):
+    # The model asks again for a call the reader denied: it is told the call was denied and never ran, not that
+    # "its result is above" (there is none), and the reader is not asked twice.
+    f = backend.family.key
+    evs = run(backend, [call(f, "print(7)"), call(f, "print(7)"), answer(f, "I cannot.")], tmp_path,
+              decide=lambda e: False)
+    first, second = only(evs, "tool_result")
+    assert first["is_error"] and "denied" in first["output"]
+    assert second["is_error"] and "already denied" in second["output"] and "above" not in second["output"]
+    assert len(only(evs, "permission")) == 1
+
+
+def test_every_event_carries_its_time_since_the_start_and_the_line_that_sent_it(backend, tmp_path):
+    f = backend.family.key
+    evs = run(backend, [call(f, "print(7)"), answer(f, "7")], tmp_path, auto_approve=True)
+    times = [e["t_ms"] for e in evs]
+    assert times == sorted(times) and times[0] < times[-1]
+    assert evs[-1]["ms"] >= times[-1] - 1
+    source = (events.ROOT / "agentloop/harnesses/simple_harness.py").read_text().splitlines()
+    for e in evs:
+        path, line = e["src"].rsplit(":", 1)
+        assert path == "agentloop/harnesses/simple_harness.py", e
+        assert "emit(" in source[int(line) - 1], (e["type"], source[int(line) - 1])

@@ -4,6 +4,7 @@ a refusal (409) shown while a run holds the model."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -134,7 +135,10 @@ def test_pick_load_and_every_tab_follows(book, browser):
         assert menu.locator("button.al-load").is_disabled()  # it is loaded already
         assert "random weights" in menu.locator(".al-model-desc").inner_text()
 
-        panel.locator('input[name="temperature"]').fill("4.5")  # replaced by the new model's default
+        # Replaced on the switch: chapter 1's form starts from its recording's settings (issue 12, 10), the new
+        # model's defaults filling what the recording leaves out.
+        recorded = json.loads((ROOT / "docs/chapters/runs/chapter1.jsonl").read_text().splitlines()[0])["settings"]
+        panel.locator('input[name="temperature"]').fill("4.5")
         select.select_option("tiny-gemma4")
         desc = menu.locator(".al-model-desc").inner_text()
         assert "Gemma 4" in desc and "random weights" in desc and "隨機" in desc
@@ -146,7 +150,7 @@ def test_pick_load_and_every_tab_follows(book, browser):
         assert status["model"] == "tiny-gemma4"
         for p in (panel, other_panel):
             p.locator(".al-status", has_text="tiny-gemma4").wait_for(timeout=10000)
-            assert float(p.locator('input[name="temperature"]').input_value()) == status["defaults"]["temperature"]
+            assert float(p.locator('input[name="temperature"]').input_value()) == recorded["temperature"]
 
         # The other tab saw the switch on its next status poll (above); a page opened now shows it at once.
         assert other_panel.locator("select.al-model-select").input_value() == "tiny-gemma4"

@@ -198,7 +198,8 @@ def test_renderer_draws_only_the_types_a_panel_asks_for(served, browser):
         }""",
         recording(),
     )
-    assert drawn == {"tokens": sum(e["type"] == "token" for e in recording()), "toolCalls": 0, "ends": 0}
+    # What a run needs from the reader (the permission, the end, an error) is drawn whatever data-show says.
+    assert drawn == {"tokens": sum(e["type"] == "token" for e in recording()), "toolCalls": 0, "ends": 1}
     page.close()
 
 
@@ -304,11 +305,96 @@ def test_live_mode_runs_through_the_api(served, browser):
         assert "Approved by user" in page.locator(".agentloop-panel .al-permission").inner_text()
 
         start, decision = seen["posts"][0], seen["posts"][1]
+        # No `mtp`: this status does not say the model has a drafter, so the switch is not offered nor sent.
         assert start == ("/api/runs", TOKEN, {"question": "What is 6*7?", "settings": {
             "max_steps": 3, "temperature": 0, "thinking": False, "use_tools": True, "auto_approve": False,
-            "mtp": False, "harness": "simple"}})
+            "harness": "simple"}})
         assert decision == ("/api/runs/run-1/decision", TOKEN, {"call_id": "call-1", "approve": True})
         page.close()
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_calls_code_reads_as_code_and_the_noise_is_gone(served, browser):
+    """Issue 12, 5, 6 and 8: run_python's code with its own line breaks and quotes; a special token's outline
+    below its underscore; no empty media tokens, no tools twice, no "by auto"."""
+    _, base = served
+    code = 'total = 0\nfor n in range(3):\n    total += n\nprint("total", total)'
+    events = [
+        make("run_start", run_id="r", harness="simple", model="m", family="qwen3_5",
+             settings={"temperature": 0.0, "tools": ["run_python"]}, tools=["run_python"]),
+        make("step_start", step=1),
+        make("context", step=1, prompt="x", n_tokens=1, added_from=0, media_tokens={}, context_length=64,
+             roles={"user": 1}),
+        *tokens(1, "control", [("<|im_end|>", "", 0.9999999)]),
+        make("tool_call", step=1, call_id="1.0", name="run_python", args={"code": code}),
+        make("permission", step=1, call_id="1.0"),
+        make("decision", step=1, call_id="1.0", approved=True, by="auto"),
+    ]
+    page = browser.new_page()
+    page.goto(base)
+    got = page.evaluate(
+        """async (events) => {
+            const panel = document.querySelector("script[src$='assets/panel.js']").src;
+            const { render } = await import(new URL("render.js", panel).href);
+            const box = document.createElement("div");
+            box.className = "agentloop-panel";
+            document.body.append(box);
+            render(box, events, {});
+            const tok = box.querySelector(".al-special");
+            const range = document.createRange();
+            range.selectNodeContents(tok);
+            const glyphs = range.getBoundingClientRect(), chip = tok.getBoundingClientRect();
+            return {code: box.querySelector(".al-tool-call .al-arg-value code").textContent,
+                    header: box.querySelector(".al-header").innerText,
+                    text: box.innerText,
+                    below: chip.bottom - glyphs.bottom,
+                    outlineOffset: getComputedStyle(tok).outlineOffset};
+        }""",
+        events,
+    )
+    assert got["code"] == code
+    assert got["header"].count("run_python") == 1
+    assert "media tokens" not in got["text"] and "by auto" not in got["text"]
+    assert "Approved automatically" in got["text"]
+    assert got["below"] >= 1 and got["outlineOffset"] == "0px", got
+    page.close()
+
+
+def test_the_model_and_context_tabs_sit_beside_the_step_cards(served, browser):
+    """Issue 12, the seed's two tabs: Model has each step's prefill and decode from the run's own events,
+    Context the prompt as the model last read it with its step's added part marked and the tokens used."""
+    _, base = served
+    events = recording()
+    events.insert(events.index(next(e for e in events if e["type"] == "step_start" and e["step"] == 2)) + 1,
+                  make("context", step=2, prompt="OLD PART|NEW PART", n_tokens=512, added_from=9,
+                       media_tokens=0, context_length=2048, roles={"user": 1}))
+    page = browser.new_page()
+    page.goto(base)
+    got = page.evaluate(
+        """async (events) => {
+            const panel = document.querySelector("script[src$='assets/panel.js']").src;
+            const { render } = await import(new URL("render.js", panel).href);
+            const box = document.createElement("div");
+            box.className = "agentloop-panel";
+            document.body.append(box);
+            render(box, events, {show: new Set(["token"])});
+            const visible = (sel) => !box.querySelector(sel).hidden;
+            const before = {steps: visible(".al-pane-steps"), model: visible(".al-pane-model")};
+            box.querySelector(".al-tab[data-tab=model]").click();
+            const rows = [...box.querySelectorAll(".al-step-table tr")].slice(1)
+                .map((tr) => [...tr.children].map((td) => td.textContent));
+            box.querySelector(".al-tab[data-tab=context]").click();
+            const meter = box.querySelector(".al-meter-used").style.width;
+            return {before, rows, added: box.querySelector(".al-pane-context mark.al-added").textContent,
+                    text: box.querySelector(".al-pane-context .al-context-text").textContent, meter,
+                    stepsHidden: box.querySelector(".al-pane-steps").hidden};
+        }""",
+        events,
+    )
+    assert got["before"] == {"steps": True, "model": False}
+    assert got["rows"][0][:3] == ["1", "18", "4"] and got["rows"][0][3] == "6" and got["rows"][1][0] == "2"
+    assert got["text"] == "OLD PART|NEW PART" and got["added"] == "NEW PART"
+    assert float(got["meter"].rstrip("%")) == 25 and got["stepsHidden"]
+    page.close()

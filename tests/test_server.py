@@ -492,6 +492,7 @@ def test_a_model_switch_is_seen_by_every_client(server, client):
         s = c.status()
         assert (s["model"], s["family"], s["loading"]) == ("tiny-gemma4", "gemma4", False)
         assert s["defaults"]["top_k"] == 64 and s["specs"]["layer_type_counts"]["sliding_attention"] == 3
+        assert s["mtp"] is True  # tiny-gemma4-assistant, its drafter, is beside it
     assert other.get("/api/models").json()["current"] == "tiny-gemma4"
 
     run_id = other.start_run("What is 2**64?", {**SETTINGS, "auto_approve": True}, FORCED["gemma4"])
@@ -513,10 +514,13 @@ def test_a_model_switch_is_seen_by_every_client(server, client):
 
     ready(client, "tiny-qwen3_5")
     assert other.status()["family"] == "qwen3_5"
-    # Qwen3.5 has no drafter here: the run says so in an error event, and the server goes on serving.
-    evs = list(other.run_events(other.start_run("Hi", {**SETTINGS, "mtp": True})))
-    assert [e["type"] for e in evs][-2:] == ["error", "run_end"] and "MTP drafter" in evs[-2]["message"]["en"]
+    # Qwen3.5 has no drafter here: the status says so (the panels offer no MTP switch), a run asking for it
+    # is refused before it starts, and the server goes on serving.
+    assert other.status()["mtp"] is False
+    r = other.post("/api/runs", {"question": "Hi", "settings": {**SETTINGS, "mtp": True}})
+    assert r.status_code == 400 and "no MTP drafter" in r.json()["message"]["en"] and r.json()["message"]["zh"]
     assert other.status()["model"] == "tiny-qwen3_5" and other.status()["error"] is None
+    assert not other.status()["busy"]
     other.close()
 
 

@@ -31,6 +31,9 @@ SYSTEM_WITH_TOOLS = ("You are a helpful assistant. When a question needs computi
 SYSTEM_NO_TOOLS = "You are a helpful assistant. Answer briefly."
 REPEATED_CALL = ("You already made this exact call; its result is above. Use it to answer, or make a different "
                  "call.")
+DENIED = "The user denied this tool call. Do not run it again; answer without it or ask what to do."
+DENIED_AGAIN = ("The user already denied this exact call; it was not run and there is no result. Answer without "
+                "it, or make a different call.")
 
 
 @dataclass
@@ -83,6 +86,7 @@ class SimpleHarness:
         # The call whose permission is asked and not yet answered, and since when: the one record of it.
         self.waiting_for: str | None = None
         self.waiting_since: float | None = None
+        self.step = 0  # the step running now, so a failure can name it
 
     def run(self) -> None:
         # [quote:start]
@@ -96,7 +100,7 @@ class SimpleHarness:
         # [/quote:start]
 
         # [quote:setup]
-        seen: list[tuple[str, str]] = []  # calls already made, so a repeat is caught
+        seen: dict[tuple[str, str], bool] = {}  # each call answered so far -> approved, so a repeat is caught
         format_errors = 0
         prev_prompt = ""
         stop_reason, final = "max_steps", ""
@@ -106,6 +110,7 @@ class SimpleHarness:
         # [/quote:forget]
         # [quote:render]
         for step in range(1, s.max_steps + 1):
+            self.step = step
             self.emit("step_start", step=step)
             prompt = self.llm.render([system, *self.messages], tools, s.thinking)
             encoded = self.llm.encode(prompt)
@@ -164,17 +169,16 @@ class SimpleHarness:
                 started = None
                 if error:  # back to the model as an error result; nothing runs, nobody is asked
                     output = ToolOutput(f"Invalid arguments: {error}", True)
-                elif key in seen:
-                    output = ToolOutput(REPEATED_CALL, True)
+                elif key in seen:  # answered as it was the first time: ran (result above) or denied
+                    output = ToolOutput(REPEATED_CALL if seen[key] else DENIED_AGAIN, True)
                 else:
-                    seen.append(key)
                     approved = self._ask(step, call_id)
                     if approved is None:  # stopped while waiting
                         stop_reason = self._why_stopped()
                         break
+                    seen[key] = approved  # after the answer: a call never answered is asked again
                     started = time.perf_counter()
-                    output = self._run_tool(tool, call.arguments) if approved else ToolOutput(
-                        "The user denied this tool call. Do not run it again; answer without it or ask what to do.", True)
+                    output = self._run_tool(tool, call.arguments) if approved else ToolOutput(DENIED, True)
                 self._result(step, call_id, call.name, output, started)
             else:
                 continue
@@ -208,7 +212,10 @@ class SimpleHarness:
     # -- the steps the loop reads as one line each --------------------------------------------------------------------
 
     def emit(self, kind: str, **fields) -> None:
-        self._emit(events.make(kind, **fields))
+        """Send an event, with the ms since the run started (replays keep the run's pace) and the line that
+        sent it (the panels link an event to its source, live as in a replay)."""
+        t_ms = round((time.perf_counter() - self._start) * 1000, 1)
+        self._emit(events.make(kind, **fields, t_ms=t_ms, src=events.caller(skip=1)))
 
     def _should_stop(self) -> bool:
         return self._stop.is_set() or self._out_of_time()
@@ -268,9 +275,10 @@ def run_reporting_errors(harness: SimpleHarness) -> None:
         harness.run()
     except Exception as e:
         # A backend that knows what went wrong (VLLMBackend's ServerError) says it in both languages itself.
+        step = {"step": harness.step} if harness.step else {}  # drawn in the step it failed in
         harness.emit("error", message={"en": f"The run failed: {getattr(e, 'en', f'{type(e).__name__}: {e}')}",
-                                       "zh": f"執行失敗：{getattr(e, 'zh', f'{type(e).__name__}: {e}')}"})
-        harness.emit("run_end", stop_reason="error", final="", steps=0,
+                                       "zh": f"執行失敗：{getattr(e, 'zh', f'{type(e).__name__}: {e}')}"}, **step)
+        harness.emit("run_end", stop_reason="error", final="", steps=harness.step,
                      ms=round((time.perf_counter() - harness._start) * 1000, 1))
 
 

@@ -79,9 +79,11 @@ export function sourceLink(src, pattern) {
   const path = m ? m[1] : String(src);
   const line = m ? m[2] : "1";
   const tpl = pattern || siteBase() + "source/{path}/#L{line}";
-  const a = el("a", "al-src", m ? `${path}:${line}` : path);
+  // The file's name and line as the link (an event card carries one); the whole path in its title.
+  const name = path.split("/").pop();
+  const a = el("a", "al-src", m ? `${name}:${line}` : name);
   a.href = tpl.replace("{path}", path).replace("{line}", line);
-  a.title = "The line that sent this event";
+  a.title = `The line that sent this event: ${path}:${line}`;
   return a;
 }
 

@@ -42,12 +42,12 @@ const SETTINGS = [
   { key: "thinking", label: "Thinking", type: "bool", fallback: false },
   { key: "use_tools", label: "Use tools", type: "bool", fallback: true },
   { key: "auto_approve", label: "Auto-approve tool calls", type: "bool", fallback: false },
-  { key: "mtp", label: "MTP (Gemma 4: a drafter guesses)", type: "bool", fallback: false },
+  // Offered only where the status says the model has a drafter (status.mtp).
+  { key: "mtp", label: "MTP (a drafter guesses)", type: "bool", fallback: false, needs: "mtp" },
 ];
 
-// Replay pacing at 1x. Tokens take their step's real decode time per token, prefill and tool
-// results their own ms; these are the fallbacks when a recording has no timing for an event.
-const PACE = { token: 20, decision: 600, other: 150, max: 1500 };
+// Replay pacing at 1x for recordings without t_ms (delayBefore), and the longest wait drawn.
+const PACE = { token: 20, decision: 600, max: 1500 };
 
 const KIND_LABEL = {
   tiny: "tiny, random weights",
@@ -141,10 +141,9 @@ class Panel {
     this.note = el("div", "al-note");
     this.view = el("div", "al-view");
     root.append(this.bar, this.controls, this.note, this.view);
-    this.renderer = new Renderer(this.view, {
-      show: new Set(show),
-      sourcePattern: root.dataset.sourcePattern || null,
-    });
+    this.rendererOptions = { show: new Set(show), sourcePattern: root.dataset.sourcePattern || null };
+    this.renderer = new Renderer(this.view, this.rendererOptions);
+    this.conversationId = null; // live: the conversation a follow-up question continues
     wireTokens(this.view);
     panels.add(this);
     probeServer().then((found) => {
@@ -288,14 +287,22 @@ class Panel {
     this.updateStatus();
   }
 
-  delayBefore(ev) {
-    let ms;
+  // How long the run waited before event i: the difference of the two events' t_ms (ms since the
+  // run started) where the recording has it, so 1x is the run's own pace. An older recording
+  // without t_ms falls back to each token's share of its step's decode time and a prefill's or a
+  // tool's own ms; its other events come at once.
+  delayBefore(i) {
+    const ev = this.events[i];
+    const prev = this.events[i - 1];
     if (!ev) return 0;
-    if (ev.type === "token") ms = this.tokenMs.get(ev.step) ?? PACE.token;
+    let ms;
+    if (prev && typeof ev.t_ms === "number" && typeof prev.t_ms === "number")
+      ms = ev.t_ms - prev.t_ms;
+    else if (ev.type === "token") ms = this.tokenMs.get(ev.step) ?? PACE.token;
     else if (ev.type === "prefill" || ev.type === "tool_result")
-      ms = typeof ev.ms === "number" ? ev.ms : PACE.other;
+      ms = typeof ev.ms === "number" ? ev.ms : 0;
     else if (ev.type === "decision") ms = PACE.decision;
-    else ms = PACE.other;
+    else ms = 0;
     return Math.min(PACE.max, Math.max(0, ms)) / this.speed;
   }
 
@@ -311,7 +318,7 @@ class Panel {
     if (!this.events) return;
     if (this.pos >= this.events.length) this.restart();
     this.playing = true;
-    this.due = performance.now() + this.delayBefore(this.events[this.pos]);
+    this.due = performance.now() + this.delayBefore(this.pos);
     this.tick();
   }
 
@@ -325,7 +332,7 @@ class Panel {
     while (this.pos < n && this.due <= now) {
       this.renderer.push(this.events[this.pos++]);
       drawn++;
-      if (this.pos < n) this.due += this.delayBefore(this.events[this.pos]);
+      if (this.pos < n) this.due += this.delayBefore(this.pos);
     }
     if (this.pos >= n) {
       this.playing = false;
@@ -411,6 +418,7 @@ class Panel {
         label.append(el("span", null, s.label), input);
       }
       inputs[s.key] = input;
+      if (s.needs) label.dataset.needs = s.needs;
       form.append(label);
     }
     this.inputs = inputs;
@@ -422,6 +430,9 @@ class Panel {
       Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
     );
     if (offered.length) form.append(tools.element);
+    this.form = form;
+    this.offerSwitches(status);
+    this.useRecordedSettings();
     const run = el("button", "al-btn al-run", "Run");
     run.type = "submit";
     const stop = el("button", "al-btn al-stop", "Stop");
@@ -429,8 +440,13 @@ class Panel {
     stop.disabled = true;
     const replay = el("button", "al-btn al-show-replay", "Show the recorded run");
     replay.type = "button";
+    // Each question after the first continues the conversation (its messages and /data) until this.
+    const newConversation = el("button", "al-btn al-new-conversation", "New conversation");
+    newConversation.type = "button";
+    newConversation.disabled = true;
+    this.newConversationBtn = newConversation;
     const buttons = el("div", "al-buttons");
-    buttons.append(run, stop);
+    buttons.append(run, stop, newConversation);
     if (this.root.dataset.replay) buttons.append(replay);
     form.append(buttons);
     form.addEventListener("submit", (e) => {
@@ -438,6 +454,7 @@ class Panel {
       const settings = {};
       for (const s of SETTINGS) {
         const input = inputs[s.key];
+        if (input.closest("label").hidden) continue; // not offered for this model
         if (s.type === "bool") settings[s.key] = input.checked;
         else if (input.value !== "")
           settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
@@ -456,8 +473,14 @@ class Panel {
     });
     replay.addEventListener("click", () => {
       this.closeStream();
-      this.renderer.reset();
+      this.endConversation();
       this.startReplay({ mode: "replay", published: false });
+    });
+    newConversation.addEventListener("click", () => {
+      this.closeStream();
+      this.endConversation();
+      q.value = "";
+      q.focus();
     });
     this.modelMenu = this.buildModelMenu();
     this.controls.replaceChildren(this.modelMenu.details, form);
@@ -674,12 +697,48 @@ class Panel {
     if (s.error && !s.model && !s.loading) showMessage(menu.msg, "No model is loaded.", s.error);
     if (prev && (prev.model !== s.model || prev.backend !== s.backend) && s.model) {
       menu.chosenBackend = null; // every tab follows the backend another tab picked
-      this.applyDefaults(s.defaults);
+      this.applyDefaults({ ...(s.defaults || {}), ...(this.recorded || {}) });
+      this.offerSwitches(s);
       menu.chosen = null;
       this.fillMenu(false); // marks the new current model and selects it
     }
     if (!s.loading && serverStatus.load === null) this.hideProgress();
     this.updateLoadButton();
+  }
+
+  // A switch the loaded model cannot use (MTP without a drafter) is not offered, and not sent.
+  offerSwitches(status) {
+    if (!this.form) return;
+    for (const label of this.form.querySelectorAll("[data-needs]")) {
+      const offered = Boolean(status && status[label.dataset.needs]);
+      label.hidden = !offered;
+      const input = label.querySelector("input");
+      if (!offered && input) input.checked = false;
+    }
+  }
+
+  // The form starts from the settings of the recording beside it, so "run it live" runs what the
+  // replay shows (greedy where it was greedy, thinking where it thought); the server's defaults fill
+  // what the recording leaves out, and what the reader last ran on this page wins over both.
+  async useRecordedSettings() {
+    const url = this.replayURL();
+    if (!url) return;
+    let first;
+    try {
+      const r = await fetch(url, { cache: "no-cache" });
+      if (!r.ok) return;
+      first = parseEvent((await r.text()).split("\n", 1)[0]);
+    } catch (_) {
+      return; // the form keeps the server's defaults
+    }
+    if (this.destroyed || !first || first.type !== "run_start" || !first.settings) return;
+    this.recorded = first.settings;
+    this.applyDefaults({
+      ...((serverStatus.status || {}).defaults || {}),
+      ...first.settings,
+      ...rememberedSettings(),
+    });
+    this.offerSwitches(serverStatus.status);
   }
 
   applyDefaults(defaults) {
@@ -746,17 +805,42 @@ class Panel {
     this.root.classList.remove("al-loading");
   }
 
+  // The panel back to one empty view: the next question starts a new conversation.
+  endConversation() {
+    this.conversationId = null;
+    if (this.newConversationBtn) this.newConversationBtn.disabled = true;
+    this.renderer.reset();
+    this.renderer = new Renderer(this.view, this.rendererOptions);
+  }
+
+  // A question as the turn it is: the reader's words, then the run that answers them, below the
+  // turns before it in the same conversation.
+  newTurn(question) {
+    if (!this.conversationId) this.view.replaceChildren();
+    const turn = el("div", "al-turn");
+    const asked = el("div", "al-asked");
+    asked.append(el("span", "al-k", "You asked"), el("div", "al-asked-text", question));
+    const answer = el("div", "al-turn-run");
+    turn.append(asked, answer);
+    this.view.append(turn);
+    this.renderer = new Renderer(answer, this.rendererOptions);
+    return turn;
+  }
+
   async startRun(question, settings, runBtn, stopBtn) {
     if (!question) return;
     this.closeStream();
-    this.renderer.reset();
+    this.newTurn(question);
     this.renderer.onDecision = (callId, approve) =>
       postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
     runBtn.disabled = true;
     let started;
     try {
-      started = await postJSON("start_run", null, { question, settings });
+      const follow = this.conversationId ? { conversation_id: this.conversationId } : {};
+      started = await postJSON("start_run", null, { question, settings, ...follow });
     } catch (err) {
+      // An expired or unknown conversation (410, 404): the server says so; the next question starts anew.
+      if (err.status === 410 || err.status === 404) this.conversationId = null;
       this.renderer.push(
         err.event || errorEvent(`Could not start the run: ${err}`, `無法開始執行：${err}`),
       );
@@ -765,6 +849,8 @@ class Panel {
     }
     if (this.destroyed) return;
     this.runId = started.run_id;
+    this.conversationId = started.conversation_id || null;
+    this.newConversationBtn.disabled = !this.conversationId;
     stopBtn.disabled = false;
     const source = openEvents("run_events", { run_id: this.runId });
     this.source = source;

@@ -39,7 +39,7 @@ function fillPopover(box, ev) {
   row(facts, ["id", fmtNum(ev.id)]);
   row(facts, ["channel", ev.channel || "—"]);
   row(facts, ["p", fmtP(ev.p)]);
-  row(facts, ["logprob", typeof ev.logprob === "number" ? ev.logprob.toFixed(3) : "—"]);
+  row(facts, ["logprob", fmtLogprob(ev.logprob)]);
   // A server that tells ranks only inside its top N (vLLM's /v1/completions) sends rank null and
   // rank_beyond N.
   row(facts, ["rank", ev.rank == null && ev.rank_beyond ? `below ${ev.rank_beyond}` : fmtNum(ev.rank)]);
@@ -92,6 +92,130 @@ export function hidePopover() {
   popoverFor = null;
 }
 
+// What a run needs from the reader, drawn whatever a panel's data-show leaves out: a permission
+// (the run waits for it), its decision, the end, and an error.
+const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
+const TAB_EVENTS = new Set(["run_start", "context", "prefill", "model_end"]);
+
+// A log-probability to 3 decimals; one that rounds to zero reads "0.000", not "-0.000".
+function fmtLogprob(x) {
+  if (typeof x !== "number") return "—";
+  const text = x.toFixed(3);
+  return Number(text) === 0 ? "0.000" : text;
+}
+
+// A call's arguments, one per line: a string shown as it is (run_python's code with its real line
+// breaks and quotes, not a JSON string of "\n" and "\""), anything else as JSON.
+function drawArgs(args) {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return el("pre", "al-pre", asText(args));
+  const box = el("div", "al-args");
+  for (const [name, value] of Object.entries(args)) {
+    const code = el("code", null, typeof value === "string" ? value : JSON.stringify(value, null, 2));
+    const pre = el("pre", "al-pre al-arg-value");
+    pre.append(code);
+    box.append(el("div", "al-k al-arg-name", name), pre);
+  }
+  return box;
+}
+
+// The seed's two tabs beside the step cards, from the events the run already sends: Model (what
+// ran and, per step, its prefill and decode) and Context (the prompt as the model last read it, the
+// part its step added marked, and the tokens it used of the model's limit). Left out: per-role
+// token counts (the context event counts messages per role, not tokens) and attachment kinds.
+class RunTabs {
+  constructor() {
+    this.bar = el("div", "al-tabs");
+    this.bar.setAttribute("role", "tablist");
+    this.buttons = {};
+    this.panes = {};
+    for (const [key, label] of [
+      ["steps", "Steps"],
+      ["model", "Model"],
+      ["context", "Context"],
+    ]) {
+      const button = el("button", "al-tab", label);
+      button.type = "button";
+      button.setAttribute("role", "tab");
+      button.dataset.tab = key;
+      button.addEventListener("click", () => this.select(key));
+      this.bar.append(button);
+      this.buttons[key] = button;
+      this.panes[key] = el("div", `al-pane al-pane-${key}`);
+      this.panes[key].setAttribute("role", "tabpanel");
+    }
+    this.modelFacts = el("div", "al-run");
+    this.table = el("table", "al-step-table");
+    const head = el("tr");
+    for (const h of ["step", "prefill tokens", "prefill ms", "tokens written", "decode ms", "tokens/s"])
+      head.append(el("th", null, h));
+    this.table.append(head);
+    this.rows = new Map();
+    this.panes.model.append(this.modelFacts, this.table);
+    this.panes.context.append(el("div", "al-note", "The context appears when a step starts."));
+    this.select("steps");
+  }
+
+  select(key) {
+    for (const k of Object.keys(this.panes)) {
+      this.buttons[k].setAttribute("aria-selected", String(k === key));
+      this.panes[k].hidden = k !== key;
+    }
+  }
+
+  row(step) {
+    let cells = this.rows.get(step);
+    if (!cells) {
+      const tr = el("tr");
+      cells = [String(step), "", "", "", "", ""].map((text) => el("td", null, text));
+      tr.append(...cells);
+      this.table.append(tr);
+      this.rows.set(step, cells);
+    }
+    return cells;
+  }
+
+  note(ev) {
+    if (ev.type === "run_start") {
+      this.modelFacts.replaceChildren();
+      kv(this.modelFacts, "model", ev.model);
+      kv(this.modelFacts, "family", ev.family);
+      kv(this.modelFacts, "harness", ev.harness);
+    } else if (ev.type === "prefill") {
+      const cells = this.row(ev.step);
+      cells[1].textContent = fmtNum(ev.n_tokens);
+      cells[2].textContent = fmtNum(ev.ms);
+    } else if (ev.type === "model_end") {
+      const cells = this.row(ev.step);
+      cells[3].textContent = fmtNum(ev.n_tokens);
+      cells[4].textContent = fmtNum(ev.decode_ms);
+      cells[5].textContent = fmtNum(ev.tok_per_s);
+    } else if (ev.type === "context") {
+      this.drawContext(ev);
+    }
+  }
+
+  drawContext(ev) {
+    const pane = this.panes.context;
+    pane.replaceChildren();
+    const facts = el("div", "al-run");
+    kv(facts, "step", String(ev.step));
+    kv(facts, "tokens", `${fmtNum(ev.n_tokens)} of ${fmtNum(ev.context_length)}`);
+    const meter = el("div", "al-meter");
+    const used = el("div", "al-meter-used");
+    const share = ev.context_length > 0 ? Math.min(1, ev.n_tokens / ev.context_length) : 0;
+    used.style.width = `${(100 * share).toFixed(2)}%`;
+    meter.append(used);
+    meter.title = `${ev.n_tokens} of ${ev.context_length} tokens`;
+    const prompt = String(ev.prompt || "");
+    const cut = Math.max(0, Math.min(prompt.length, ev.added_from || 0));
+    const pre = el("pre", "al-pre al-context-text");
+    const added = el("mark", "al-added", prompt.slice(cut));
+    added.title = `What step ${ev.step} added`;
+    pre.append(prompt.slice(0, cut), added);
+    pane.append(facts, meter, pre);
+  }
+}
+
 // The renderer: one per panel. push() queues events; they are drawn together at the next animation
 // frame, tokens appended through DocumentFragments, nothing read back from layout while drawing.
 
@@ -119,7 +243,10 @@ export class Renderer {
     this.header = el("div", "al-header");
     this.stepsBox = el("div", "al-steps");
     this.endBox = el("div", "al-end");
-    this.root.append(this.header, this.stepsBox, this.endBox);
+    this.tabs = new RunTabs();
+    this.tabs.panes.steps.append(this.stepsBox);
+    const { steps, model, context } = this.tabs.panes;
+    this.root.append(this.header, this.tabs.bar, steps, model, context, this.endBox);
     this.legendShown = false;
     this.legendMarks = new Set(); // the marks (drafted, forced) the legend explains so far
     if (popoverFor && this.root.contains(popoverFor)) hidePopover();
@@ -149,7 +276,8 @@ export class Renderer {
     for (const ev of queue) {
       this.count++;
       if (!ev || typeof ev !== "object") continue;
-      if (this.show && !this.show.has(ev.type)) continue;
+      if (TAB_EVENTS.has(ev.type)) this.tabs.note(ev); // the tabs read them whatever data-show says
+      if (this.show && !this.show.has(ev.type) && !ALWAYS_SHOWN.has(ev.type)) continue;
       try {
         this.draw(ev, open);
       } catch (err) {
@@ -256,8 +384,10 @@ export class Renderer {
     this.header.append(tools);
     if (ev.settings && typeof ev.settings === "object") {
       const s = el("div", "al-run al-settings");
-      for (const [k, v] of Object.entries(ev.settings))
+      for (const [k, v] of Object.entries(ev.settings)) {
+        if (k === "tools") continue; // the line above names them
         kv(s, k, typeof v === "object" ? JSON.stringify(v) : String(v));
+      }
       this.header.append(s);
     }
     if (ev.src) this.header.append(sourceLink(ev.src, this.sourcePattern));
@@ -284,7 +414,7 @@ export class Renderer {
           .join(", "),
       );
     }
-    if (ev.media_tokens)
+    if (ev.media_tokens && !(typeof ev.media_tokens === "object" && !Object.keys(ev.media_tokens).length))
       kv(
         facts,
         "media tokens",
@@ -489,7 +619,7 @@ export class Renderer {
     const title = el("div", "al-title");
     title.append("Tool call ", el("code", null, ev.name || "?"));
     kv(title, "id", ev.call_id);
-    box.append(title, el("pre", "al-pre", asText(ev.args)));
+    box.append(title, drawArgs(ev.args));
     if (ev.error) box.append(el("div", "al-error-text", asText(ev.error)));
     this.place(ev, box);
   }
@@ -529,7 +659,8 @@ export class Renderer {
 
   drawDecision(ev) {
     const p = this.permissions.get(ev.call_id);
-    const text = `${ev.approved ? "Approved" : "Denied"}${ev.by ? " by " + ev.by : ""}`;
+    const by = ev.by === "auto" ? " automatically (auto-approve)" : ev.by ? ` by ${ev.by}` : "";
+    const text = `${ev.approved ? "Approved" : "Denied"}${by}`;
     if (p) {
       p.approve.disabled = p.deny.disabled = true;
       (ev.approved ? p.approve : p.deny).classList.add("al-chosen");
@@ -558,6 +689,13 @@ export class Renderer {
 
   drawRunEnd(ev) {
     this.ended = true;
+    // A permission still open when the run ended can no longer be answered: say so, buttons off.
+    for (const p of this.permissions.values()) {
+      if (p.box.classList.contains("al-approved") || p.box.classList.contains("al-denied")) continue;
+      p.approve.disabled = p.deny.disabled = true;
+      p.note.textContent = "Not answered: the run ended first.";
+      p.box.classList.add("al-unanswered");
+    }
     const box = el("div", "al-box al-run-end");
     const title = el("div", "al-title", "Run ended");
     kv(title, "stop reason", ev.stop_reason);

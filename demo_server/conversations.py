@@ -1,0 +1,76 @@
+"""Conversations: the messages and the /data folder a reader's follow-up questions continue (the seed's
+`__init__` appends the new question to the conversation so far).
+
+A run that names a conversation starts from its messages and works in its folder; when the run ends, the
+conversation holds what the run added. The server keeps the KEEP most recently used conversations: the next
+one pushes the oldest out and deletes its folder, and a later question in it is answered "expired" (HTTP 410),
+not run in an empty conversation without a word. Left out: saving conversations across server restarts.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentloop import cleanup
+from demo_server.errors import ApiError
+
+KEEP = 8  # conversations kept, each with its folder
+REMEMBER_EXPIRED = 256  # ids of pushed-out conversations, so a late question is told "expired", not "unknown"
+
+
+@dataclass
+class Conversation:
+    id: str
+    files: Path  # the folder run_python's sandbox sees as /data
+    messages: list[dict] = field(default_factory=list)  # every turn so far, the model's and the tools' too
+
+
+class Conversations:
+    def __init__(self, keep: int = KEEP):
+        self.keep = keep
+        self._kept: OrderedDict[str, Conversation] = OrderedDict()  # least recently used first
+        self._expired: deque[str] = deque(maxlen=REMEMBER_EXPIRED)
+        self._lock = threading.Lock()
+
+    def new(self) -> Conversation:
+        conv = Conversation(uuid.uuid4().hex[:12], cleanup.temp_folder("agentloop-conversation"))
+        with self._lock:
+            self._kept[conv.id] = conv
+            while len(self._kept) > self.keep:
+                _, old = self._kept.popitem(last=False)
+                self._expired.append(old.id)
+                remove_quietly(old.files)
+        return conv
+
+    def get(self, conv_id: str) -> Conversation:
+        """The conversation, now the most recently used; ApiError 410 if it was pushed out, 404 if never made."""
+        with self._lock:
+            conv = self._kept.get(conv_id)
+            if conv is not None:
+                self._kept.move_to_end(conv_id)
+                return conv
+            if conv_id in self._expired:
+                raise ApiError(410, f"Conversation {conv_id} has expired: the server keeps the last {self.keep} "
+                                    "conversations and their files. Start a new conversation.",
+                               f"對話 {conv_id} 已過期：伺服器只保留最近 {self.keep} 個對話及其檔案。"
+                               "請開始新的對話。")
+        raise ApiError(404, f"There is no conversation {conv_id!r}. Start a new conversation.",
+                       f"沒有對話 {conv_id!r}。請開始新的對話。")
+
+    def close(self) -> None:
+        with self._lock:
+            for conv in self._kept.values():
+                remove_quietly(conv.files)
+            self._kept.clear()
+
+
+def remove_quietly(files: Path) -> None:
+    """Remove a conversation's folder; what cannot go now is left to the sweep at the next start."""
+    try:
+        cleanup.remove_tree(files)
+    except OSError:
+        pass

@@ -1,0 +1,82 @@
+"""Every chapter at a 1280 px window, in Debian's Chromium on the built book: no panel overflows its column
+horizontally (after drawing its whole recorded run), and every listing whose lines are at most the package's
+line length (100, pyproject.toml) shows them without scrolling (issue 12, item 9: docs/assets/layout.css).
+Screenshots of each replayed panel, light and dark, go to test-artifacts/."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHROMIUM, build_book
+
+ROOT = Path(__file__).resolve().parent.parent
+LINE_LENGTH = 100
+ARTIFACTS = ROOT / "test-artifacts"
+
+MEASURE = """(lineLength) => {
+    const shown = (e) => e.offsetParent !== null;
+    const panels = [...document.querySelectorAll('.agentloop-panel, .agentloop-stage')].filter(shown)
+        .filter((p) => p.scrollWidth > p.clientWidth + 1)
+        .map((p) => `${p.className}: ${p.scrollWidth} > ${p.clientWidth}`);
+    const listings = [];
+    // The listings of the page: not a line-number column, not a panel's own text (measured above).
+    const isListing = (pre) => !pre.closest('.linenos, .agentloop-panel, .agentloop-stage, .mermaid');
+    for (const pre of [...document.querySelectorAll('.md-typeset pre')].filter(shown).filter(isListing)) {
+        const code = pre.querySelector('code') || pre;
+        const longest = Math.max(...code.textContent.split('\\n').map((l) => l.length));
+        // What a line of lineLength characters needs in this listing's font, against the room it has.
+        const style = getComputedStyle(code);
+        const ctx = document.createElement('canvas').getContext('2d');
+        ctx.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        const need = ctx.measureText('x'.repeat(lineLength)).width;
+        const room = code.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const where = (pre.closest('[id]') || {}).id || pre.className;
+        if (need > room + 1) listings.push(`${where}: ${lineLength} columns need ${need} px, there are ${room}`);
+        else if (longest <= lineLength && code.scrollWidth > code.clientWidth + 1)
+            listings.push(`${where}: ${longest} columns scroll: ${code.scrollWidth} > ${code.clientWidth}`);
+    }
+    return {panels, listings};
+}"""
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
+    site = build_book(tmp_path_factory.mktemp("book") / "site")
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{base}/chapters/{stem}/")
+    for button in page.locator(".agentloop-panel button.al-all").all():  # each replay drawn whole
+        if button.is_visible():
+            button.click()
+    page.wait_for_timeout(300)
+    found = page.evaluate(MEASURE, LINE_LENGTH)
+    assert found == {"panels": [], "listings": []}, found
+    # Each replayed panel, light and dark (Material's slate scheme), for a person to look at.
+    ARTIFACTS.mkdir(exist_ok=True)
+    for scheme, name in (("default", "light"), ("slate", "dark")):
+        page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        for i, panel in enumerate(p for p in page.locator(".agentloop-panel").all() if p.is_visible()):
+            panel.screenshot(path=str(ARTIFACTS / f"{stem}-replay-{i + 1}-{name}.png"))
+    page.close()

@@ -1,0 +1,227 @@
+"""The live panel a reader trusts (issue 12), in Debian's Chromium against the real demo server on the embedded
+default model, and a replay on a static server: a panel whose data-show leaves out permission and the end still
+shows both; Stop while a permission waits settles it; the live form starts from the recording's settings and
+offers MTP only where the model has a drafter; live events link to their source line; a replay keeps the run's
+own pace (t_ms) and a static page sends nothing to /api."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentloop.model_families import FAMILIES
+from demo_server.app import create_app
+from demo_server.client import Client, ServerThread, free_port
+from demo_server.conversations import Conversations
+from demo_server.errors import ApiError
+from tests.conftest import CHROMIUM, build_book
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+QWEN = FAMILIES["qwen3_5"]  # the embedded default model's family
+QUICK = {"max_new_tokens": 64, "max_steps": 3, "temperature": 0, "auto_approve": True}
+
+
+def forced_call(code: str) -> str:
+    return QWEN.write_call("run_python", {"code": code})
+
+
+def forced_answer(text: str) -> str:
+    return text + QWEN.stop_pieces[0]
+
+
+def chapter(base: str, number: str) -> str:
+    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(f'{number}-*.md')).stem}/"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
+    return build_book(tmp_path_factory.mktemp("book") / "site")
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    port = free_port()
+    srv = ServerThread(create_app(model=None, site_dir=site, port=port, device="cpu", allow_forced=True),
+                       port).start()
+    Client(srv.url).wait_ready(300)
+    yield srv
+    srv.stop()
+    torch.set_num_threads(threads)
+
+
+def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.goto(chapter(server.url, "08"))
+    # Chapter 8's panel draws only context, prefill, token and model_end.
+    panel = page.locator(".agentloop-panel").first
+    assert "permission" not in panel.get_attribute("data-show")
+    panel.locator("button.al-run").wait_for(timeout=30000)
+    form = panel.locator("form.al-form")
+    # The form starts from the recording beside it (ch08.spec.json), not from the server's defaults.
+    page.wait_for_function("document.querySelector('.al-form input[name=max_new_tokens]').value === '96'",
+                           timeout=20000)
+    assert form.locator("input[name=temperature]").input_value() == "0"
+    assert form.locator("input[name=auto_approve]").is_checked()
+    # Qwen3.5 has no drafter here: no MTP switch.
+    assert form.locator("input[name=mtp]").is_hidden()
+    form.locator("input[name=auto_approve]").uncheck()
+    panel.locator("button.al-run").click()
+    approve = panel.locator("button.al-approve").first
+    approve.wait_for(timeout=240000)  # drawn although data-show leaves permission out
+    assert approve.is_enabled()
+    # Live events carry the line that sent them.
+    links = panel.locator("a.al-src")
+    assert links.count() > 0
+    assert all("simple_harness.py" in links.nth(i).get_attribute("href") for i in range(links.count()))
+    panel.locator("button.al-stop").click()
+    panel.locator(".al-run-end").wait_for(timeout=60000)  # the end is drawn too
+    assert "user_stopped" in panel.inner_text()
+    assert approve.is_disabled() and panel.locator("button.al-deny").first.is_disabled()
+    assert "The run waits for your decision." not in panel.inner_text()
+    assert "Not answered: the run ended first." in panel.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "chapter8-live-stopped.png"))
+    page.close()
+
+
+def test_mtp_without_a_drafter_is_refused_with_a_clear_error(server):
+    c = Client(server.url)
+    assert c.status()["mtp"] is False
+    r = c.post("/api/runs", {"question": "Hi", "settings": {"mtp": True}})
+    assert r.status_code == 400 and "no MTP drafter" in r.json()["message"]["en"] and r.json()["message"]["zh"]
+    assert c.status()["busy"] is False
+    c.close()
+
+
+def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, browser, tmp_path):
+    # A run of the real tiny model (its output forced: a call, then the answer), replayed by chapter 1's panel.
+    from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+    from tests.conftest import tiny_backend
+
+    backend = tiny_backend("qwen3_5")
+    for text in (forced_call("print(7)"), forced_answer("7")):
+        backend.force(text)
+    run: list[dict] = []
+    SimpleHarness(backend, [], "What is 7?", RunSettings(max_new_tokens=64, auto_approve=True), run.append,
+                  files=tmp_path).run()
+    backend.clear_forced()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=static.serve_forever, daemon=True).start()
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 2000})
+        asked = []
+        page.on("request", lambda r: asked.append(r.url) if "/api/" in r.url else None)
+        page.goto(chapter(f"http://127.0.0.1:{static.server_address[1]}", "01"))
+        panel = page.locator(".agentloop-panel").first
+        panel.locator("button.al-play").wait_for(timeout=20000)
+        # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
+        waits = page.evaluate("""(run) => {
+            const p = document.querySelector('.agentloop-panel')._alPanel;
+            p.setupReplay(run);
+            return p.events.map((ev, i) => [ev.type, ev.t_ms, i ? p.delayBefore(i) : 0]);
+        }""", run)
+        times = [t for _, t, _ in waits]
+        for i in range(1, len(waits)):
+            assert waits[i][2] == pytest.approx(min(1500, max(0, times[i] - times[i - 1])), abs=1e-6)
+        # So 1x takes as long as the run did (less any wait over 1.5 s), not 150 ms more per event.
+        assert sum(w for _, _, w in waits) <= times[-1] - times[0] + 1e-6
+        assert not asked, asked
+        page.close()
+    finally:
+        static.shutdown()
+
+
+def run_to_end(c: Client, body: dict) -> tuple[dict, list[dict]]:
+    r = c.post("/api/runs", body)
+    assert r.status_code == 200, r.text
+    return r.json(), list(c.run_events(r.json()["run_id"]))
+
+
+def test_a_follow_up_continues_the_conversation_and_its_files(server):
+    c = Client(server.url)
+    first, evs = run_to_end(c, {"question": "Remember 7.", "settings": QUICK, "forced": [
+        forced_call("open('/data/n.txt', 'w').write('7')"), forced_answer("Saved.")]})
+    assert evs[-1]["final"] == "Saved."
+    second, evs = run_to_end(c, {"question": "What did I ask you to remember?", "settings": QUICK,
+                                 "conversation_id": first["conversation_id"], "forced": [
+                                     forced_call("print(open('/data/n.txt').read())"), forced_answer("7")]})
+    assert second["conversation_id"] == first["conversation_id"] and second["run_id"] != first["run_id"]
+    prompt = next(e for e in evs if e["type"] == "context")["prompt"]
+    assert prompt.index("Remember 7.") < prompt.index("Saved.") < prompt.index("What did I ask you")
+    assert next(e for e in evs if e["type"] == "tool_result")["output"].strip() == "7"  # the same /data
+    # A new conversation sees neither.
+    third, evs = run_to_end(c, {"question": "Anything saved?", "settings": QUICK, "forced": [
+        forced_call("import os; print(os.listdir('/data'))"), forced_answer("No.")]})
+    assert third["conversation_id"] != first["conversation_id"]
+    assert "Remember 7." not in next(e for e in evs if e["type"] == "context")["prompt"]
+    assert next(e for e in evs if e["type"] == "tool_result")["output"].strip() == "[]"
+    r = c.post("/api/runs", {"question": "Hi", "conversation_id": "0123456789ab"})
+    assert r.status_code == 404 and "no conversation" in r.json()["message"]["en"] and r.json()["message"]["zh"]
+    c.close()
+
+
+def test_the_server_keeps_a_bounded_number_of_conversations_and_says_when_one_expired():
+    kept = Conversations(keep=2)
+    oldest, *_ = [kept.new() for _ in range(3)]
+    assert not oldest.files.exists()  # its folder went with it
+    with pytest.raises(ApiError) as e:
+        kept.get(oldest.id)
+    assert e.value.status == 410 and "expired" in e.value.en and "last 2 conversations" in e.value.en
+    kept.close()
+
+
+def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    outputs = [[forced_call("open('/data/n.txt', 'w').write('7')"), forced_answer("Saved.")],
+               [forced_call("print(open('/data/n.txt').read())"), forced_answer("It is 7.")],
+               [forced_answer("A fresh start.")]]
+
+    def force(route):  # the server's testing aid (allow_forced): the model writes these, the rest is real
+        body = json.loads(route.request.post_data)
+        route.continue_(post_data=json.dumps({**body, "forced": outputs.pop(0)}))
+
+    page.route("**/api/runs", force)
+    page.goto(chapter(server.url, "01"))
+    panel = page.locator(".agentloop-panel").first
+    panel.locator("button.al-run").wait_for(timeout=30000)
+    # The form has taken chapter 1's recorded settings (chapter1.spec.json) before the test changes one.
+    page.wait_for_function("document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
+                           timeout=20000)
+    panel.locator("input[name=auto_approve]").check()
+    ask = panel.locator("textarea")
+    new = panel.locator("button.al-new-conversation")
+    assert new.is_disabled()
+    ask.fill("Remember 7.")
+    panel.locator("button.al-run").click()
+    panel.locator(".al-run-end").first.wait_for(timeout=120000)
+    ask.fill("What did I ask you to remember?")
+    panel.locator("button.al-run").click()
+    panel.locator(".al-turn:nth-child(2) .al-run-end").wait_for(timeout=120000)
+    turns = panel.locator(".al-turn")
+    assert turns.count() == 2
+    assert turns.nth(0).locator(".al-asked").inner_text().endswith("Remember 7.")
+    assert "What did I ask you to remember?" in turns.nth(1).locator(".al-asked").inner_text()
+    assert "It is 7." in turns.nth(1).inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "chapter1-live-follow-up.png"))
+    assert new.is_enabled()
+    new.click()
+    assert panel.locator(".al-turn").count() == 0 and ask.input_value() == ""
+    ask.fill("Start again.")
+    panel.locator("button.al-run").click()
+    panel.locator(".al-run-end").first.wait_for(timeout=120000)
+    assert panel.locator(".al-turn").count() == 1 and "A fresh start." in panel.inner_text()
+    page.close()
