@@ -11,6 +11,7 @@ the model's output as their prefix from one step to the next.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,19 @@ def test_step_to_step_prefix_is_stable_where_the_real_templates_is(case, folder)
     report = {"within the question": stable(steps), "at the next question": stable([steps[-1], follow[0]])[0]}
     expected_within, expected_next = PREFIX_CASES[case]
     assert report == {"within the question": expected_within, "at the next question": expected_next}, report
+
+
+CHAPTERS = Path(__file__).parent.parent / "docs" / "chapters"
+RENDERING = re.compile(r"^(?P<indent>[ \t]*)<!-- rendering: (?P<id>\S+) -->\n(?P=indent)```text\n(?P<body>.*?)\n"
+                       r"(?P=indent)```$", re.M | re.S)
+
+
+def test_the_book_shows_the_renderings_as_recorded():
+    """A chapter's `<!-- rendering: ID -->` block is the fixture's string (trailing newlines aside)."""
+    by_id = {f["id"]: f["rendered"] for f in FIXTURES}
+    shown = [(path.name, m) for path in sorted(CHAPTERS.glob("*.md")) for m in RENDERING.finditer(path.read_text())]
+    assert len(shown) >= 5
+    for name, m in shown:
+        indent = m.group("indent")
+        body = "\n".join(line.removeprefix(indent) for line in m.group("body").split("\n"))
+        assert body == by_id[m.group("id")].rstrip("\n"), f"{name}: {m.group('id')}"
