@@ -187,7 +187,8 @@ def test_thinking_is_kept_under_the_familys_key(backend, tmp_path):
     f = backend.family.key
     thought = "Let me compute.\n</think>\n\n" if f == "qwen3_5" else "<|channel>thought\nLet me compute.<channel|>"
     evs = run(backend, [thought + call(f, "print(3)"), answer(f, "3")], tmp_path, auto_approve=True, thinking=True)
-    assert "Let me compute." in only(evs, "context")[1]["prompt"]
+    # Qwen writes the thought back after the question; Gemma's template never writes a thought back.
+    assert ("Let me compute." in only(evs, "context")[1]["prompt"]) == (f == "qwen3_5")
     thought_tokens = [t for t in only(evs, "token") if t["channel"] == "thought"]
     assert "Let me compute." in "".join(t["text"] for t in thought_tokens)
 

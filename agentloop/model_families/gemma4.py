@@ -97,11 +97,13 @@ def read_bare(s: str, i: int):
 
 
 def write_value(value) -> str:
-    """A value in Gemma's notation, as read_value reads it: strings between <|"|>, keys bare."""
+    """A value in Gemma's notation, as read_value reads it: strings between <|"|>, keys bare and sorted (the
+    chat template sorts them, case aside, so a call written here is the one the template writes)."""
     if isinstance(value, str):
         return QUOTE + value + QUOTE
     if isinstance(value, dict):
-        return "{" + ",".join(f"{key}:{write_value(v)}" for key, v in value.items()) + "}"
+        keys = sorted(value, key=str.lower)
+        return "{" + ",".join(f"{key}:{write_value(value[key])}" for key in keys) + "}"
     if isinstance(value, list):
         return "[" + ",".join(write_value(v) for v in value) + "]"
     return json.dumps(value)  # numbers, true, false, null

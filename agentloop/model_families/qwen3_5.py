@@ -57,11 +57,15 @@ class Qwen3_5(Family):
                              EXAMPLE)
 
     def write_call(self, name: str, args: dict) -> str:
-        """Each argument in its own <parameter=…>: a string as it is, anything else as JSON (coerce reads it back
-        by the tool's schema)."""
-        params = "".join(f"<parameter={key}>\n{value if isinstance(value, str) else json.dumps(value)}\n"
-                         f"</parameter>\n" for key, value in args.items())
+        """Each argument in its own <parameter=…>, as Qwen's template writes it: a list or object as JSON, any
+        other value as Python's str() (True, not true); coerce reads it back by the tool's schema."""
+        params = "".join(f"<parameter={key}>\n{plain_text(value)}\n</parameter>\n" for key, value in args.items())
         return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call><|im_end|>"
+
+
+def plain_text(value) -> str:
+    """A parameter's value as the template writes it (its tojson keeps non-ASCII text as it is)."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
 
 
 EXAMPLE = ("Write a call as <tool_call>\n<function=NAME>\n<parameter=ARGUMENT>\nvalue\n</parameter>\n</function>\n"
