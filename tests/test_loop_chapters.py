@@ -223,20 +223,23 @@ def test_gemma_template_as_chapters_5_and_6_describe_it(render):
     prompt = render("gemma4", QUESTION)
     assert prompt.startswith("<bos><|turn>system\n" + SYSTEM_WITH_TOOLS)
     assert '<|tool>declaration:run_python{description:<|"|>' in prompt and 'type:<|"|>OBJECT<|"|>' in prompt
-    assert prompt.endswith("<|turn>user\nWhat is 2**64?<turn|>\n<|turn>model\n")
+    # Thinking off: the generation prompt ends in an empty thought channel, already closed.
+    assert prompt.endswith("<|turn>user\nWhat is 2**64?<turn|>\n<|turn>model\n<|channel>thought\n<channel|>")
     assert render("gemma4", QUESTION, thinking=True).startswith("<bos><|turn>system\n<|think|>")
     assert "declaration" not in render("gemma4", QUESTION, tools=False)
     step2 = render("gemma4", CALLED, thinking=True)
     # The call goes back in Gemma's notation, the result into the same open turn, and no new turn is opened.
     assert step2.endswith('<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|>'
                           '<|tool_response>response:run_python{value:<|"|>18446744073709551616<|"|>}<tool_response|>')
-    assert "<|channel>thought\nI will run Python.<channel|>" in step2
+    assert "I will run Python." not in step2  # the model's thoughts are never written back
     assert step2.count("<|turn>model") == 1
 
 
 def test_qwen_template_as_chapters_5_and_6_describe_it(render):
     prompt = render("qwen3_5", QUESTION)
-    assert prompt.startswith("<|im_start|>system\n" + SYSTEM_WITH_TOOLS) and "<bos>" not in prompt
+    # The tools block first, the system text after its <IMPORTANT> reminder.
+    assert prompt.startswith("<|im_start|>system\n# Tools\n") and "<bos>" not in prompt
+    assert "</IMPORTANT>\n\n" + SYSTEM_WITH_TOOLS + "<|im_end|>\n" in prompt
     listed = prompt.split("<tools>\n", 1)[1].split("</tools>", 1)[0].strip().splitlines()
     assert [json.loads(line) for line in listed] == [TOOLS["run_python"].schema()]  # schema() as it is
     assert "<function=example_function_name>" in prompt
@@ -252,10 +255,15 @@ def test_qwen_template_as_chapters_5_and_6_describe_it(render):
 
 @pytest.mark.parametrize("family", ["gemma4", "qwen3_5"])
 def test_step_prompts_extend_each_other_and_old_thoughts_are_dropped(render, family):
-    """Chapter 6: with nothing re-spelled, a step's prompt starts with the last one; a user message after a
-    thought drops that thought."""
+    """Chapter 6: with nothing re-spelled, a step's prompt starts with the last one — but Gemma's empty thought
+    channel, which ends a prompt with thinking off, is not kept in the history; a user message after a thought
+    drops that thought."""
     first = render(family, QUESTION)
     called = [{**m, "reasoning_content": ""} if m["role"] == "assistant" else m for m in CALLED]
+    if family == "gemma4":
+        empty_thought = "<|channel>thought\n<channel|>"
+        assert first.endswith(empty_thought) and not render(family, called).startswith(first)
+        first = first.removesuffix(empty_thought)
     assert render(family, called).startswith(first)
     later = CALLED + [{"role": "user", "content": "And 2**65?"}]
     assert "I will run Python." not in render(family, later, thinking=True)

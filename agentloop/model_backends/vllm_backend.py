@@ -142,11 +142,7 @@ class VLLMBackend:
                     generated.append(token_id)
                     piece = self.piece(token_id)
                     special = token_id in self.special_ids
-                    if piece in self.family.channel_switch:
-                        channel = self.family.channel_switch[piece]
-                        token_channel = "control"
-                    else:
-                        token_channel = "control" if special else channel
+                    token_channel, channel = self.family.channels(piece, special, channel)
                     yield {
                         "type": "token",
                         "index": len(generated) - 1,

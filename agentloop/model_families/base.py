@@ -60,6 +60,14 @@ class Family:
     drafter_suffix: str | None = None
     processor_kwargs: dict = field(default_factory=dict)
 
+    def channels(self, piece: str, special: bool, current: str) -> tuple[str, str]:
+        """(the channel this token is drawn in, the channel of the tokens after it). A switch token is
+        itself control and changes what follows; another special token is control; the rest are text
+        of the current channel."""
+        if piece in self.channel_switch:
+            return "control", self.channel_switch[piece]
+        return ("control" if special else current), current
+
     def template_kwargs(self, thinking: bool) -> dict:
         """Extra arguments for the chat template."""
         return {"enable_thinking": thinking}
