@@ -52,7 +52,11 @@ def _tool(args) -> int:
         error = f"unknown tool {args.name!r}" if tool is None else validate(tool, call)
     except json.JSONDecodeError as e:
         error = f"the arguments are not JSON: {e}"
-    out = ToolOutput(f"Invalid arguments: {error}", True) if error else tool.run(call, Path(args.folder))
+    out = (
+        ToolOutput(f"Invalid arguments: {error}", True)
+        if error
+        else tool.run(call, Path(args.folder))
+    )
     print(json.dumps({"output": out.output, "is_error": out.is_error}, ensure_ascii=False))
     return 0
 
@@ -79,87 +83,170 @@ def parser() -> argparse.ArgumentParser:
     from agentloop.harnesses.simple_harness import RunSettings
     from agentloop.paths import DEFAULT_MODEL
 
-    d = RunSettings()  # the flags left out get run_settings' merge, whose defaults these help texts show
+    d = (
+        RunSettings()
+    )  # the flags left out get run_settings' merge, whose defaults these help texts show
     p = argparse.ArgumentParser(prog="agentloop", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
-    models = sub.add_parser("models", help="build, download and list models").add_subparsers(dest="models_command", required=True)
-    build = models.add_parser("build-tiny", help="build the tiny checkpoints of the real architectures into models/")
+    models = sub.add_parser("models", help="build, download and list models").add_subparsers(
+        dest="models_command", required=True
+    )
+    build = models.add_parser(
+        "build-tiny", help="build the tiny checkpoints of the real architectures into models/"
+    )
     build.add_argument("--out", default=None, help="folder to build into (default: models/)")
     build.set_defaults(func=_models_build_tiny)
 
     run = sub.add_parser("run", help="ask one question and watch the agent loop in the terminal")
     run.add_argument("question")
-    run.add_argument("--model", default=None,
-                     help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})")
+    run.add_argument(
+        "--model",
+        default=None,
+        help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})",
+    )
     run.add_argument("--yes", action="store_true", help="approve every tool call without asking")
     run.add_argument("--json", action="store_true", help="print one event a line as JSON")
-    run.add_argument("--max-steps", type=int, default=None, help=f"model turns at most (default: {d.max_steps})")
-    run.add_argument("--tools", default=None, help="comma-separated tools the model sees: run_python, list_files, "
-                                                   f"read_file (default: {','.join(d.tools)})")
+    run.add_argument(
+        "--max-steps", type=int, default=None, help=f"model turns at most (default: {d.max_steps})"
+    )
+    run.add_argument(
+        "--tools",
+        default=None,
+        help="comma-separated tools the model sees: run_python, list_files, "
+        f"read_file (default: {','.join(d.tools)})",
+    )
     run.add_argument("--no-tools", action="store_true", help="give the model no tools")
     recommended = "(default: the checkpoint's recommended sampling)"
     run.add_argument("--temperature", type=float, default=None, help=recommended)
     run.add_argument("--top-p", type=float, default=None, help=recommended)
     run.add_argument("--top-k", type=int, default=None, help=recommended)
-    run.add_argument("--max-tokens", type=int, default=None,
-                     help=f"max tokens per step (default: {d.max_new_tokens})")
-    run.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None,
-                     help=f"(default: {d.thinking})")
-    run.add_argument("--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)")
-    run.add_argument("--harness", choices=["simple", "pi"], default="simple",
-                     help="the built-in loop, or the pi coding agent in RPC mode (needs `npm ci`)")
-    run.add_argument("--pi-model", default=None,
-                     help="with --harness pi: one of pi's own models, provider/id (needs its API key)")
-    run.add_argument("--folder", default=None, help="the conversation's folder, seen as /data (default: a new one)")
-    run.add_argument("--keep", action="store_true",
-                     help="keep the new conversation's folder at the end, and say where")
-    run.add_argument("--backend", choices=["transformers", "vllm"], default="transformers",
-                     help="what runs the model: transformers here, or a vLLM server (--vllm-url)")
-    run.add_argument("--vllm-url", default=None,
-                     help="the vLLM server (default: $VLLM_URL, else http://127.0.0.1:8100)")
+    run.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help=f"max tokens per step (default: {d.max_new_tokens})",
+    )
+    run.add_argument(
+        "--thinking",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"(default: {d.thinking})",
+    )
+    run.add_argument(
+        "--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)"
+    )
+    run.add_argument(
+        "--harness",
+        choices=["simple", "pi"],
+        default="simple",
+        help="the built-in loop, or the pi coding agent in RPC mode (needs `npm ci`)",
+    )
+    run.add_argument(
+        "--pi-model",
+        default=None,
+        help="with --harness pi: one of pi's own models, provider/id (needs its API key)",
+    )
+    run.add_argument(
+        "--folder",
+        default=None,
+        help="the conversation's folder, seen as /data (default: a new one)",
+    )
+    run.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the new conversation's folder at the end, and say where",
+    )
+    run.add_argument(
+        "--backend",
+        choices=["transformers", "vllm"],
+        default="transformers",
+        help="what runs the model: transformers here, or a vLLM server (--vllm-url)",
+    )
+    run.add_argument(
+        "--vllm-url",
+        default=None,
+        help="the vLLM server (default: $VLLM_URL, else http://127.0.0.1:8100)",
+    )
     run.set_defaults(func=_run)
 
-    tr = models.add_parser("train-tiny", help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4 and its drafter)")
-    tr.add_argument("--family", nargs="+", default=["qwen3_5", "gemma4"], choices=["qwen3_5", "gemma4"])
-    tr.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
-    tr.add_argument("--drafter-only", action="store_true",
-                    help="only distill the MTP drafter (agent-gemma4-assistant) from the trained model")
+    tr = models.add_parser(
+        "train-tiny",
+        help="train the tiny checkpoints to use tools (agent-qwen3_5, agent-gemma4 and its drafter)",
+    )
+    tr.add_argument(
+        "--family", nargs="+", default=["qwen3_5", "gemma4"], choices=["qwen3_5", "gemma4"]
+    )
+    tr.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: torch's own choice)"
+    )
+    tr.add_argument(
+        "--drafter-only",
+        action="store_true",
+        help="only distill the MTP drafter (agent-gemma4-assistant) from the trained model",
+    )
     tr.set_defaults(func=_models_train_tiny)
-    ev = models.add_parser("eval-tiny", help="measure the trained tiny models on held-out questions")
+    ev = models.add_parser(
+        "eval-tiny", help="measure the trained tiny models on held-out questions"
+    )
     ev.add_argument("--model", nargs="+", default=["agent-qwen3_5", "agent-gemma4"])
     ev.add_argument("-n", type=int, default=200, help="held-out questions of the trained kinds")
-    ev.add_argument("--seed", type=int, default=1_000_003, help="held-out: training uses other seeds")
+    ev.add_argument(
+        "--seed", type=int, default=1_000_003, help="held-out: training uses other seeds"
+    )
     ev.add_argument("--check", action="store_true", help="exit 1 when a figure misses its target")
-    ev.add_argument("--slack", type=float, default=0.0, help="points below the targets that still pass")
-    ev.add_argument("--card", action="store_true", help="write the figures into the model card's Measured section")
+    ev.add_argument(
+        "--slack", type=float, default=0.0, help="points below the targets that still pass"
+    )
+    ev.add_argument(
+        "--card",
+        action="store_true",
+        help="write the figures into the model card's Measured section",
+    )
     ev.set_defaults(func=_models_eval_tiny)
 
-    sb = sub.add_parser("sandbox", help="run Python code in run_python's sandbox and print the result")
-    sb.add_argument("--check", action="store_true",
-                    help="print which protections hold on this machine")
+    sb = sub.add_parser(
+        "sandbox", help="run Python code in run_python's sandbox and print the result"
+    )
+    sb.add_argument(
+        "--check", action="store_true", help="print which protections hold on this machine"
+    )
     sb.add_argument("--folder", help="the conversation's folder, seen as /data")
     sb.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds")
     sb.add_argument("-c", dest="code", help="the code to run")
     sb.set_defaults(func=_sandbox)
 
-    vllm = sub.add_parser("vllm", help="a vLLM server on this machine").add_subparsers(dest="vllm_command",
-                                                                                   required=True)
-    vs = vllm.add_parser("serve", help="serve a model with vLLM from its own venv (make vllm) on 127.0.0.1")
+    vllm = sub.add_parser("vllm", help="a vLLM server on this machine").add_subparsers(
+        dest="vllm_command", required=True
+    )
+    vs = vllm.add_parser(
+        "serve", help="serve a model with vLLM from its own venv (make vllm) on 127.0.0.1"
+    )
     vs.add_argument("model", help="a model id or folder (e.g. models/agent-qwen3_5)")
     vs.add_argument("--port", type=int, default=8100)
     vs.set_defaults(func=_vllm_serve)
-    tl = sub.add_parser("tool", help="run one of agentloop's tools on a folder (pi's extension calls this)")
+    tl = sub.add_parser(
+        "tool", help="run one of agentloop's tools on a folder (pi's extension calls this)"
+    )
     tl.add_argument("name", help="run_python, list_files or read_file")
     tl.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
     tl.add_argument("--args", required=True, help="the call's arguments as a JSON object")
     tl.set_defaults(func=_tool)
 
-    srv = sub.add_parser("serve", help="serve the built book with live panels, and the API they call")
-    srv.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    srv = sub.add_parser(
+        "serve", help="serve the built book with live panels, and the API they call"
+    )
+    srv.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default: 127.0.0.1, this machine only)",
+    )
     srv.add_argument("--port", type=int, default=8000)
-    srv.add_argument("--model", default=None,
-                     help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})")
+    srv.add_argument(
+        "--model",
+        default=None,
+        help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})",
+    )
     srv.set_defaults(func=_serve)
     return p
 

@@ -20,18 +20,48 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "run_start": ("run_id", "harness", "model", "family", "settings", "tools"),
     "step_start": ("step",),
     # The whole prompt of this step as the model reads it; `added_from` is where this step's new text starts.
-    "context": ("step", "prompt", "n_tokens", "added_from", "media_tokens", "context_length", "roles"),
+    "context": (
+        "step",
+        "prompt",
+        "n_tokens",
+        "added_from",
+        "media_tokens",
+        "context_length",
+        "roles",
+    ),
     # pi's request to its provider, as JSON (the pi harness); `added_from`: the first message new this step.
     "request": ("step", "payload"),
     # From the backend: the prompt's forward pass, then one event per generated token. Of the
     # prompt's n_tokens, `reused` came from the cache the last generation left (chapter 8); the
     # pass computed the rest.
     "prefill": ("step", "n_tokens", "reused", "ms"),
-    "token": ("step", "index", "id", "piece", "text", "special", "channel",
-              "p", "logprob", "rank", "p_sampled", "kept", "top"),
+    "token": (
+        "step",
+        "index",
+        "id",
+        "piece",
+        "text",
+        "special",
+        "channel",
+        "p",
+        "logprob",
+        "rank",
+        "p_sampled",
+        "kept",
+        "top",
+    ),
     # Text without token boundaries (pi's own models).
     "delta": ("step", "channel", "text"),
-    "model_end": ("step", "finish", "stop_piece", "n_tokens", "decode_ms", "tok_per_s", "mtp", "raw"),
+    "model_end": (
+        "step",
+        "finish",
+        "stop_piece",
+        "n_tokens",
+        "decode_ms",
+        "tok_per_s",
+        "mtp",
+        "raw",
+    ),
     # The parsed call; `error` when it could not be parsed or its arguments are invalid.
     "tool_call": ("step", "call_id", "name", "args"),
     "permission": ("step", "call_id"),
@@ -96,7 +126,7 @@ def error(en: str, zh: str, **extra) -> dict:
 
 
 def caller(skip: int = 1) -> str:
-    """"path:line" of the frame `skip` levels above the function calling this (1: that function's caller),
+    """ "path:line" of the frame `skip` levels above the function calling this (1: that function's caller),
     the path from the repository's root."""
     frame = sys._getframe(skip + 1)
     path = Path(frame.f_code.co_filename).resolve()

@@ -40,16 +40,22 @@ def model_ref(name: str | None, folders: bool = False) -> tuple[str, bool]:
         folder = MODELS_DIR / name
         if (folder / "config.json").is_file():
             return str(folder), False
-        raise ModelNotFound(404, f"There is no checkpoint {name!r} in {MODELS_DIR}: the model menu "
-                                 f"(GET /api/models) lists them; `make models` builds the tiny ones.",
-                            f"{MODELS_DIR} 中沒有 {name!r}：模型選單（GET /api/models）列出可用的模型；"
-                            f"`make models` 會建置極小的模型。")
+        raise ModelNotFound(
+            404,
+            f"There is no checkpoint {name!r} in {MODELS_DIR}: the model menu "
+            f"(GET /api/models) lists them; `make models` builds the tiny ones.",
+            f"{MODELS_DIR} 中沒有 {name!r}：模型選單（GET /api/models）列出可用的模型；"
+            f"`make models` 會建置極小的模型。",
+        )
     if HUB_ID.fullmatch(name) and ".." not in name:
         return name, True
-    raise ModelNotFound(422, f"{name!r} is neither a checkpoint in {MODELS_DIR} nor a Hugging Face id like "
-                             f"Qwen/Qwen3.5-0.8B" + (", nor a folder with a config.json." if folders else "."),
-                        f"{name!r} 既不是 {MODELS_DIR} 中的模型，也不是像 Qwen/Qwen3.5-0.8B 這樣的 Hugging Face "
-                        f"名稱" + ("，也不是含有 config.json 的資料夾。" if folders else "。"))
+    raise ModelNotFound(
+        422,
+        f"{name!r} is neither a checkpoint in {MODELS_DIR} nor a Hugging Face id like "
+        f"Qwen/Qwen3.5-0.8B" + (", nor a folder with a config.json." if folders else "."),
+        f"{name!r} 既不是 {MODELS_DIR} 中的模型，也不是像 Qwen/Qwen3.5-0.8B 這樣的 Hugging Face "
+        f"名稱" + ("，也不是含有 config.json 的資料夾。" if folders else "。"),
+    )
 
 
 def display_name(ref: str) -> str:

@@ -44,7 +44,9 @@ from pathlib import Path
 from agentloop import cgroup, cleanup, seccomp_filter
 
 DEFAULT_TIMEOUT = 10.0  # seconds of wall clock before the sandbox is killed
-NOBODY = 65534  # the uid and gid the code runs as (inside always; outside too when the server is root)
+NOBODY = (
+    65534  # the uid and gid the code runs as (inside always; outside too when the server is root)
+)
 INSTALL = "sudo apt-get install bubblewrap"
 
 
@@ -70,7 +72,9 @@ DEFAULT_LIMITS = Limits()
 class SandboxResult:
     stdout: str
     stderr: str
-    exit_code: int | None  # bash's convention: 128 + N when killed by signal N; None when killed at the timeout
+    exit_code: (
+        int | None
+    )  # bash's convention: 128 + N when killed by signal N; None when killed at the timeout
     timed_out: bool  # killed by the wall-clock limit
     truncated: bool  # stdout or stderr was cut at Limits.output_bytes
     ms: float  # wall-clock time of the whole run
@@ -120,40 +124,75 @@ class Stage:
     wrap: Callable[[list[str]], list[str]]
 
 
-def bwrap_args(stage: Stage, code_fd: int, filter_fd: int,
-               limits: Limits = DEFAULT_LIMITS) -> list[str]:
+def bwrap_args(
+    stage: Stage, code_fd: int, filter_fd: int, limits: Limits = DEFAULT_LIMITS
+) -> list[str]:
     """The bubblewrap command line: the sandbox, one line at a time."""
     return [
         shutil.which("bwrap") or "bwrap",
         "--unshare-all",  # new user, PID, network, IPC, UTS and cgroup namespaces: no network but a loopback
         "--unshare-user",  # the user namespace is required, not "if possible"
         "--disable-userns",  # and the code cannot make a nested one (where it would be root)
-        "--uid", str(NOBODY), "--gid", str(NOBODY),  # inside, the code is nobody
-        "--cap-drop", "ALL",  # with no capabilities
-        "--hostname", "sandbox",
+        "--uid",
+        str(NOBODY),
+        "--gid",
+        str(NOBODY),  # inside, the code is nobody
+        "--cap-drop",
+        "ALL",  # with no capabilities
+        "--hostname",
+        "sandbox",
         "--die-with-parent",  # if the server dies, the sandbox dies with it
         "--new-session",  # setsid(): the code cannot type into our terminal (TIOCSTI)
-        "--ro-bind", "/usr", "/usr",  # the system, read-only: python3 and its standard library
+        "--ro-bind",
+        "/usr",
+        "/usr",  # the system, read-only: python3 and its standard library
         *system_dirs(),
         *find_python()[1],  # python3's install prefix, read-only, when it is not under /usr
-        "--proc", "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
+        "--proc",
+        "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
         # /proc/keys lists the keys the code's user may view: when not root, the server's user.
-        "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",
-        "--dev", "/dev",  # null, zero, full, random, urandom, tty: no disks
+        "--ro-bind",
+        "/dev/null",
+        "/proc/keys",
+        "--ro-bind",
+        "/dev/null",
+        "/proc/key-users",
+        "--dev",
+        "/dev",  # null, zero, full, random, urandom, tty: no disks
         *memory_folders(stage, limits),  # a private /tmp and /dev/shm in memory, not the host's
-        "--bind", stage.data, "/data",  # the conversation's folder: the only host folder it writes
-        "--ro-bind-data", str(code_fd), "/tmp/main.py",  # the code, copied in from a file descriptor
-        "--seccomp", str(filter_fd),  # the system calls it may not make (seccomp_filter.py)
-        "--remount-ro", "/dev",  # no new files in /dev
-        "--remount-ro", "/",  # nor in the root: only /data, /tmp and /dev/shm are writable
-        "--chdir", "/data",
+        "--bind",
+        stage.data,
+        "/data",  # the conversation's folder: the only host folder it writes
+        "--ro-bind-data",
+        str(code_fd),
+        "/tmp/main.py",  # the code, copied in from a file descriptor
+        "--seccomp",
+        str(filter_fd),  # the system calls it may not make (seccomp_filter.py)
+        "--remount-ro",
+        "/dev",  # no new files in /dev
+        "--remount-ro",
+        "/",  # nor in the root: only /data, /tmp and /dev/shm are writable
+        "--chdir",
+        "/data",
         "--clearenv",  # none of the server's environment (its secrets) gets in; then a minimal one
-        "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-        "--setenv", "HOME", "/tmp",
-        "--setenv", "USER", "nobody",  # for getpass.getuser(): there is no /etc/passwd
-        "--setenv", "TMPDIR", "/tmp",
-        "--setenv", "LANG", "C.UTF-8",
-        "--setenv", "PYTHONPATH", "/data",  # `import helper` finds the helper.py the code saved in /data
+        "--setenv",
+        "PATH",
+        "/usr/local/bin:/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "USER",
+        "nobody",  # for getpass.getuser(): there is no /etc/passwd
+        "--setenv",
+        "TMPDIR",
+        "/tmp",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "PYTHONPATH",
+        "/data",  # `import helper` finds the helper.py the code saved in /data
     ]
 
 
@@ -162,8 +201,16 @@ def memory_folders(stage: Stage, limits: Limits) -> list[str]:
     or as root the tmpfs staged() mounted, bounded in inodes too (bwrap's --tmpfs cannot be)."""
     if stage.tmp:
         return ["--bind", f"{stage.tmp}/tmp", "/tmp", "--bind", f"{stage.tmp}/shm", "/dev/shm"]
-    return ["--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",
-            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    return [
+        "--size",
+        str(limits.tmp_bytes),
+        "--tmpfs",
+        "/dev/shm",
+        "--size",
+        str(limits.tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+    ]
 
 
 # keyctl says "Joined session keyring: N" on stderr before it execs what follows. The outer bash
@@ -197,13 +244,22 @@ def command(stage: Stage, code_fd: int, filter_fd: int, limits: Limits) -> list[
     """keyctl joins a fresh keyring and runs bwrap, which runs prlimit, which runs python3 on the
     code. -u: unbuffered, so what the code printed before a kill still reaches us."""
     python, _ = find_python()
-    return [*keyring_args(), *bwrap_args(stage, code_fd, filter_fd, limits),
-            "--", *prlimit_args(limits), "--", python, "-u", "/tmp/main.py"]
+    return [
+        *keyring_args(),
+        *bwrap_args(stage, code_fd, filter_fd, limits),
+        "--",
+        *prlimit_args(limits),
+        "--",
+        python,
+        "-u",
+        "/tmp/main.py",
+    ]
 
 
 STAGE = (  # as_nobody's shell: a tmpfs at $2 with data/ (the folder, bound), tmp/ and shm/ in it
     'mount -t tmpfs -o "size=$3,nr_inodes=$4,mode=0755" tmpfs "$2" && mkdir "$2/data" '
-    '&& mkdir -m 1777 "$2/tmp" "$2/shm" && mount --bind "$1" "$2/data" && shift 4 && exec "$@"')
+    '&& mkdir -m 1777 "$2/tmp" "$2/shm" && mount --bind "$1" "$2/data" && shift 4 && exec "$@"'
+)
 
 
 def as_nobody(folder: str, stage: str, limits: Limits, argv: list[str]) -> list[str]:
@@ -215,9 +271,24 @@ def as_nobody(folder: str, stage: str, limits: Limits, argv: list[str]) -> list[
     the host never sees. The same tmpfs holds the sandbox's /tmp and /dev/shm, with the inode limit bwrap's own
     tmpfs lacks (nr_inodes; four inodes are the tmpfs's own folders)."""
     return [
-        "unshare", "--mount", "--propagation", "private", "--",
-        "sh", "-c", STAGE, "sh", folder, stage, str(limits.tmp_bytes), str(limits.tmp_inodes + 4),
-        "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        STAGE,
+        "sh",
+        folder,
+        stage,
+        str(limits.tmp_bytes),
+        str(limits.tmp_inodes + 4),
+        "setpriv",
+        f"--reuid={NOBODY}",
+        f"--regid={NOBODY}",
+        "--clear-groups",
+        "--",
         *argv,
     ]
 
@@ -240,12 +311,15 @@ def staged(folder: Path, limits: Limits):
         yield Stage(str(folder), None, lambda argv: argv)
         return
     uid, gid, mode = owner_and_mode(folder)
-    os.chown(folder, NOBODY, NOBODY)  # lend the folder to the sandbox's user for the run, so it can write there
+    os.chown(
+        folder, NOBODY, NOBODY
+    )  # lend the folder to the sandbox's user for the run, so it can write there
     stage = str(cleanup.temp_folder("agentloop-sandbox"))  # named for our pid, for sweep()
     os.chmod(stage, 0o755)
     try:
-        yield Stage(f"{stage}/data", stage,
-                    lambda argv: as_nobody(str(folder), stage, limits, argv))
+        yield Stage(
+            f"{stage}/data", stage, lambda argv: as_nobody(str(folder), stage, limits, argv)
+        )
     finally:
         os.rmdir(stage)  # empty on the host: the tmpfs only ever existed in the private namespace
         # Given back as it was: the code may have made /data world-writable and set-id (07777).
@@ -254,7 +328,9 @@ def staged(folder: Path, limits: Limits):
         os.chmod(folder, mode)
 
 
-def run(code: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> SandboxResult:
+def run(
+    code: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, limits: Limits = DEFAULT_LIMITS
+) -> SandboxResult:
     """Run `code` with python3 in the sandbox, `folder` seen as /data (its working folder)."""
     folder = Path(folder).resolve(strict=True)
     if not folder.is_dir():
@@ -264,8 +340,11 @@ def run(code: str, folder: Path, timeout: float = DEFAULT_TIMEOUT, limits: Limit
         raise FolderFull(f"{full}, so the code was not run. Remove files from the folder to go on.")
     result = _run(code, folder, timeout, limits)
     if full := past_quota(folder, limits):
-        return replace(result, reason=f"{result.reason + '; ' if result.reason else ''}{full}: "
-                                      "the next run will be refused")
+        return replace(
+            result,
+            reason=f"{result.reason + '; ' if result.reason else ''}{full}: "
+            "the next run will be refused",
+        )
     return result
 
 
@@ -274,16 +353,22 @@ def past_quota(folder: Path, limits: Limits) -> str | None:
     used, entries = cleanup.measure(folder)
     if used <= limits.data_bytes and entries <= limits.data_entries:
         return None
-    return (f"the folder /data holds {used >> 20} MiB in {entries} files and folders, "
-            f"past its quota of {limits.data_bytes >> 20} MiB and {limits.data_entries} entries")
+    return (
+        f"the folder /data holds {used >> 20} MiB in {entries} files and folders, "
+        f"past its quota of {limits.data_bytes >> 20} MiB and {limits.data_entries} entries"
+    )
 
 
 BWRAP_TASKS = 2  # bwrap and its init (the sandbox's PID 1), in the cgroup beside the code
 
 
 def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResult:
-    code_fd = os.memfd_create("main.py", 0)  # any size, no temporary file: bwrap copies it into /tmp
-    os.write(code_fd, code.encode(errors="replace"))  # a lone surrogate from JSON becomes "?", not a crash
+    code_fd = os.memfd_create(
+        "main.py", 0
+    )  # any size, no temporary file: bwrap copies it into /tmp
+    os.write(
+        code_fd, code.encode(errors="replace")
+    )  # a lone surrogate from JSON becomes "?", not a crash
     os.lseek(code_fd, 0, os.SEEK_SET)
     filter_fd = seccomp_filter.program_fd()
     group = cgroup.make(limits.sandbox_memory_bytes, limits.processes + BWRAP_TASKS)
@@ -292,14 +377,20 @@ def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResu
         with staged(folder, limits) as stage:
             proc = subprocess.Popen(
                 group.wrap(stage.wrap(command(stage, code_fd, filter_fd, limits))),
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=(code_fd, filter_fd),
-                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},  # bwrap's own environment shows in /proc/1/environ
+                env={
+                    "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"
+                },  # bwrap's own environment shows in /proc/1/environ
                 cwd="/",  # and so does its working folder (as PWD)
                 start_new_session=True,  # its own process group, for killpg
             )
             try:
-                out, err, timed_out, truncated = read_capped(proc, start + timeout, limits.output_bytes)
+                out, err, timed_out, truncated = read_capped(
+                    proc, start + timeout, limits.output_bytes
+                )
             finally:
                 kill(proc)
     finally:
@@ -308,8 +399,16 @@ def _run(code: str, folder: Path, timeout: float, limits: Limits) -> SandboxResu
         out_of_memory = group.oom_killed() > 0
         group.close()
     exit_code = None if timed_out else proc.returncode
-    return SandboxResult(out, err, exit_code, timed_out, truncated, (time.monotonic() - start) * 1000,
-                         explain(exit_code, timed_out, err, timeout, out_of_memory), group.kind)
+    return SandboxResult(
+        out,
+        err,
+        exit_code,
+        timed_out,
+        truncated,
+        (time.monotonic() - start) * 1000,
+        explain(exit_code, timed_out, err, timeout, out_of_memory),
+        group.kind,
+    )
 
 
 def read_capped(proc: subprocess.Popen, deadline: float, cap: int) -> tuple[str, str, bool, bool]:
@@ -340,7 +439,7 @@ def read_capped(proc: subprocess.Popen, deadline: float, cap: int) -> tuple[str,
             buf = kept[key.fileobj]
             room = cap - len(buf)
             cut[key.fileobj] |= len(chunk) > room
-            buf += chunk[:max(room, 0)]
+            buf += chunk[: max(room, 0)]
     sel.close()
 
     def text(pipe) -> str:
@@ -361,8 +460,9 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def explain(exit_code: int | None, timed_out: bool, stderr: str, timeout: float,
-            out_of_memory: bool = False) -> str | None:
+def explain(
+    exit_code: int | None, timed_out: bool, stderr: str, timeout: float, out_of_memory: bool = False
+) -> str | None:
     """Why the run ended early, in one short sentence for the model (None: it ended by itself).
 
     The exit code is the fact; the rest reads the traceback, so it is a good guess, not a proof."""
@@ -394,13 +494,18 @@ def check() -> None:
     if shutil.which("bwrap") is None:
         raise SandboxUnavailable(
             "bubblewrap (bwrap) is not installed, so run_python cannot run code: it never runs code "
-            f"outside a sandbox. Install it with: {INSTALL}")
+            f"outside a sandbox. Install it with: {INSTALL}"
+        )
     if _works:
         return
     try:
         with tempfile.TemporaryDirectory() as folder:
             result = _run("pass", Path(folder), 30.0, DEFAULT_LIMITS)
-        problem = (result.stderr.strip() or f"exit code {result.exit_code}") if result.exit_code != 0 else None
+        problem = (
+            (result.stderr.strip() or f"exit code {result.exit_code}")
+            if result.exit_code != 0
+            else None
+        )
     except (OSError, seccomp_filter.FilterUnavailable) as e:  # a program it needs is missing
         problem = str(e)
     if problem:
@@ -408,7 +513,8 @@ def check() -> None:
             f"bubblewrap is installed but could not start the sandbox: {problem} "
             "(it needs user namespaces, util-linux's prlimit, python3-seccomp for its filter; "
             "as root also unshare and setpriv). "
-            "run_python never runs code outside a sandbox.")
+            "run_python never runs code outside a sandbox."
+        )
     _works = True
 
 
@@ -435,6 +541,8 @@ def cli_main(args) -> int:
         return 2
     print(f"--- stdout\n{visible(r.stdout)}" if r.stdout else "--- stdout (empty)")
     print(f"--- stderr\n{visible(r.stderr)}" if r.stderr else "--- stderr (empty)")
-    print(f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else ""))
+    print(
+        f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else "")
+    )
     print(f"--- memory of the sandbox as a whole: {r.cgroup}")
     return 0

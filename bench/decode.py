@@ -25,14 +25,23 @@ ROUNDS = 3
 
 
 def prompt(backend):
-    return backend.encode(backend.render([{"role": "user", "content": "Count the letters in strawberry."}], None, False))
+    return backend.encode(
+        backend.render(
+            [{"role": "user", "content": "Count the letters in strawberry."}], None, False
+        )
+    )
 
 
 def ours(backend, encoded, n) -> float:
     start = time.perf_counter()
     # With no stop tokens, as on the other side.
     backend.eos_ids, stops = set(), backend.eos_ids
-    count = sum(ev["type"] == "token" for ev in backend.generate(encoded, Sampling(temperature=0, max_new_tokens=n), lambda: False))
+    count = sum(
+        ev["type"] == "token"
+        for ev in backend.generate(
+            encoded, Sampling(temperature=0, max_new_tokens=n), lambda: False
+        )
+    )
     backend.eos_ids = stops
     assert count == n, count
     return n / (time.perf_counter() - start)
@@ -52,12 +61,19 @@ def theirs(backend, encoded, n) -> float:
 def token_costs(backend, encoded, at: tuple[int, ...]) -> dict[int, float]:
     """Seconds between consecutive token events around each position (median of 9)."""
     stamps = []
-    backend.eos_ids, stops = set(), backend.eos_ids  # a random model may stop early; this measures positions
-    for ev in backend.generate(encoded, Sampling(temperature=0, max_new_tokens=max(at) + 6), lambda: False):
+    backend.eos_ids, stops = (
+        set(),
+        backend.eos_ids,
+    )  # a random model may stop early; this measures positions
+    for ev in backend.generate(
+        encoded, Sampling(temperature=0, max_new_tokens=max(at) + 6), lambda: False
+    ):
         if ev["type"] == "token":
             stamps.append(time.perf_counter())
     backend.eos_ids = stops
-    return {p: statistics.median(stamps[i + 1] - stamps[i] for i in range(p - 4, p + 5)) for p in at}
+    return {
+        p: statistics.median(stamps[i + 1] - stamps[i] for i in range(p - 4, p + 5)) for p in at
+    }
 
 
 def main() -> None:
@@ -73,8 +89,12 @@ def main() -> None:
             print(f"{name}: generate() {a:.0f} tok/s, model.generate() {b:.0f} tok/s")
         figures.append((f"decode_ratio_{name}", statistics.median(ratios), "target ≥ 0.95"))
         costs = token_costs(backend, encoded, (100, 2000))
-        print(f"{name}: token at 100 {costs[100] * 1000:.2f} ms, at 2000 {costs[2000] * 1000:.2f} ms")
-        figures.append((f"token_cost_2000_over_100_{name}", costs[2000] / costs[100], "target ≤ 1.2"))
+        print(
+            f"{name}: token at 100 {costs[100] * 1000:.2f} ms, at 2000 {costs[2000] * 1000:.2f} ms"
+        )
+        figures.append(
+            (f"token_cost_2000_over_100_{name}", costs[2000] / costs[100], "target ≤ 1.2")
+        )
     for label, value, target in figures:
         print(f"{label}: {value:.3f} ({target})")
 

@@ -28,7 +28,11 @@ N = 24
 
 def decode(backend, encoded, mtp: bool) -> tuple[list[int], dict, float]:
     start = time.perf_counter()
-    events = list(backend.generate(encoded, Sampling(temperature=0, max_new_tokens=160, mtp=mtp), lambda: False))
+    events = list(
+        backend.generate(
+            encoded, Sampling(temperature=0, max_new_tokens=160, mtp=mtp), lambda: False
+        )
+    )
     seconds = time.perf_counter() - start
     return [e["id"] for e in events if e["type"] == "token"], events[-1], seconds
 
@@ -41,7 +45,10 @@ def main() -> int:
     tokens = forwards = drafted = accepted = same = 0
     plain_s = drafted_s = 0.0
     for t in tasks:
-        messages = [{"role": "system", "content": SYSTEM_WITH_TOOLS}, {"role": "user", "content": t.question}]
+        messages = [
+            {"role": "system", "content": SYSTEM_WITH_TOOLS},
+            {"role": "user", "content": t.question},
+        ]
         encoded = backend.encode(backend.render(messages, tools, False))
         plain_ids, _, s1 = decode(backend, encoded, mtp=False)
         ids, end, s2 = decode(backend, encoded, mtp=True)

@@ -37,25 +37,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentloop.model_backends import Encoded  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
 
-WORDS = ("the cache keeps every layer state so that a step computes only what is new in its "
-         "prompt").split()
+WORDS = (
+    "the cache keeps every layer state so that a step computes only what is new in its prompt"
+).split()
 
 
 # -- real-size configs ------------------------------------------------------------------------
+
 
 def qwen3_5_0_8b() -> dict:
     """Qwen/Qwen3.5-0.8B's text model: 24 layers (18 Gated DeltaNet, 6 full attention), hidden
     1024."""
     return dict(
-        vocab_size=248_320, hidden_size=1024, intermediate_size=3584, num_hidden_layers=24,
+        vocab_size=248_320,
+        hidden_size=1024,
+        intermediate_size=3584,
+        num_hidden_layers=24,
         layer_types=(["linear_attention"] * 3 + ["full_attention"]) * 6,
-        num_attention_heads=8, num_key_value_heads=2, head_dim=256,
-        linear_key_head_dim=128, linear_value_head_dim=128,
-        linear_num_key_heads=16, linear_num_value_heads=16, linear_conv_kernel_dim=4,
-        max_position_embeddings=262_144, tie_word_embeddings=True,
-        rope_parameters={"rope_type": "default", "rope_theta": 10_000_000.0,
-                         "partial_rotary_factor": 0.25, "mrope_section": [11, 11, 10],
-                         "mrope_interleaved": True},
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        head_dim=256,
+        linear_key_head_dim=128,
+        linear_value_head_dim=128,
+        linear_num_key_heads=16,
+        linear_num_value_heads=16,
+        linear_conv_kernel_dim=4,
+        max_position_embeddings=262_144,
+        tie_word_embeddings=True,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10_000_000.0,
+            "partial_rotary_factor": 0.25,
+            "mrope_section": [11, 11, 10],
+            "mrope_interleaved": True,
+        },
     )
 
 
@@ -63,13 +78,26 @@ def gemma4_e2b() -> dict:
     """google/gemma-4-E2B-it's text model: 35 layers (28 sliding-window of 512, 7 full), hidden
     1536, the last 20 sharing earlier layers' keys and values, 256-wide per-layer embeddings."""
     return dict(
-        vocab_size=262_144, hidden_size=1536, intermediate_size=6144, num_hidden_layers=35,
-        layer_types=(["sliding_attention"] * 4 + ["full_attention"]) * 7, sliding_window=512,
-        num_kv_shared_layers=20, use_double_wide_mlp=True,
-        num_attention_heads=8, num_key_value_heads=1, head_dim=256, global_head_dim=512,
-        hidden_size_per_layer_input=256, vocab_size_per_layer_input=262_144,
-        max_position_embeddings=131_072, final_logit_softcapping=30.0, tie_word_embeddings=True,
-        pad_token_id=0, eos_token_id=1, bos_token_id=2,
+        vocab_size=262_144,
+        hidden_size=1536,
+        intermediate_size=6144,
+        num_hidden_layers=35,
+        layer_types=(["sliding_attention"] * 4 + ["full_attention"]) * 7,
+        sliding_window=512,
+        num_kv_shared_layers=20,
+        use_double_wide_mlp=True,
+        num_attention_heads=8,
+        num_key_value_heads=1,
+        head_dim=256,
+        global_head_dim=512,
+        hidden_size_per_layer_input=256,
+        vocab_size_per_layer_input=262_144,
+        max_position_embeddings=131_072,
+        final_logit_softcapping=30.0,
+        tie_word_embeddings=True,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=2,
     )
 
 
@@ -94,11 +122,13 @@ def build_real_size(family: str, folder: Path, weights: bool = True) -> dict:
             shutil.copy(f, folder / f.name)
     if not weights:
         with torch.device("meta"):
-            return parameter_counts(AutoModelForMultimodalLM.from_config(
-                AutoConfig.from_pretrained(folder)))
+            return parameter_counts(
+                AutoModelForMultimodalLM.from_config(AutoConfig.from_pretrained(folder))
+            )
     torch.manual_seed(0)
-    model = AutoModelForMultimodalLM.from_config(AutoConfig.from_pretrained(folder),
-                                                 dtype=torch.bfloat16)
+    model = AutoModelForMultimodalLM.from_config(
+        AutoConfig.from_pretrained(folder), dtype=torch.bfloat16
+    )
     counts = parameter_counts(model)
     model.save_pretrained(folder)
     return counts
@@ -120,11 +150,12 @@ def parameter_counts(model) -> dict[str, int]:
 
 # -- measuring, in a process of its own ------------------------------------------------------
 
+
 def prompt_of(backend, n: int) -> Encoded:
     """A chat prompt of exactly n tokens: a long user message, rendered, cut to length."""
     words = " ".join(WORDS[i % len(WORDS)] for i in range(n))
     ids = backend.encode(backend.render([{"role": "user", "content": words}], None, False)).ids
-    ids = ids[:n - 3] + ids[-3:]  # keep the template's generation prompt at the end
+    ids = ids[: n - 3] + ids[-3:]  # keep the template's generation prompt at the end
     assert len(ids) == n, len(ids)
     return Encoded(backend.tokenizer.decode(ids), ids, n)
 
@@ -158,7 +189,7 @@ def step_two(backend, context: int, rounds: int) -> tuple[list[float], list[floa
         backend.forget()
         reply = [e["id"] for e in run(backend, step1, 16) if e["type"] == "token"]
         ids = step1.ids + reply + result.ids
-        ids = ids + step1.ids[:context - len(ids)]  # up to exactly `context` tokens
+        ids = ids + step1.ids[: context - len(ids)]  # up to exactly `context` tokens
         step2 = Encoded(backend.tokenizer.decode(ids), ids, len(ids))
         first = run(backend, step2, 1)[0]
         with_reuse.append(first["ms"])
@@ -175,8 +206,9 @@ def measure(folder: str, rounds: int, decode_tokens: int) -> dict:
     torch.manual_seed(0)
     backend = SimpleBackend(folder, device="cpu")
     run(backend, prompt_of(backend, 64), 4)  # warm up
-    figures = {f"prefill_ms_{n}": prefill_ms(backend, prompt_of(backend, n), rounds)
-               for n in (512, 2048)}
+    figures = {
+        f"prefill_ms_{n}": prefill_ms(backend, prompt_of(backend, n), rounds) for n in (512, 2048)
+    }
     done = run(backend, prompt_of(backend, 128), decode_tokens)[-1]
     figures["decode_tok_per_s"] = done["tok_per_s"]
     reuse, full, figures["step2_reused"] = step_two(backend, 2048, rounds)
@@ -195,19 +227,25 @@ def in_own_process(folder: Path, rounds: int, decode_tokens: int) -> dict:
 
 
 def report(name: str, figures: dict) -> None:
-    print(f"{name}: prefill 512 tokens {figures['prefill_ms_512']:.0f} ms, 2,048 tokens "
-          f"{figures['prefill_ms_2048']:.0f} ms; decode {figures['decode_tok_per_s']:.1f} tok/s; "
-          f"peak RSS {figures['peak_rss_mb']:.0f} MB")
-    print(f"{name}: step 2 at 2,048 tokens: {figures['step2_ms_reuse']:.1f} ms with reuse "
-          f"({figures['step2_reused']} reused) vs {figures['step2_ms_full']:.1f} ms without "
-          f"(medians; each round, with ÷ without: "
-          f"{', '.join(f'{a:.0f} ÷ {b:.0f}' for a, b in figures['step2_rounds'])})")
+    print(
+        f"{name}: prefill 512 tokens {figures['prefill_ms_512']:.0f} ms, 2,048 tokens "
+        f"{figures['prefill_ms_2048']:.0f} ms; decode {figures['decode_tok_per_s']:.1f} tok/s; "
+        f"peak RSS {figures['peak_rss_mb']:.0f} MB"
+    )
+    print(
+        f"{name}: step 2 at 2,048 tokens: {figures['step2_ms_reuse']:.1f} ms with reuse "
+        f"({figures['step2_reused']} reused) vs {figures['step2_ms_full']:.1f} ms without "
+        f"(medians; each round, with ÷ without: "
+        f"{', '.join(f'{a:.0f} ÷ {b:.0f}' for a, b in figures['step2_rounds'])})"
+    )
 
 
 def machine() -> str:
     lines = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
-               platform.processor())
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
+        platform.processor(),
+    )
     threads = torch.get_num_threads()
     return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} threads"
 
@@ -228,16 +266,20 @@ def main(args: list[str]) -> None:
         with tempfile.TemporaryDirectory(prefix="agentloop-bench-") as tmp:
             counts = build_real_size("gemma4", Path(tmp), weights=False)
         total = sum(counts.values())
-        print(f"Gemma-4-E2B (not built; --gemma-e2b builds it): {total / 1e9:.2f}B parameters "
-              f"({', '.join(f'{k} {v / 1e6:.0f}M' for k, v in counts.items())}), "
-              f"{total * 4 / 1e9:.1f} GB in float32")
+        print(
+            f"Gemma-4-E2B (not built; --gemma-e2b builds it): {total / 1e9:.2f}B parameters "
+            f"({', '.join(f'{k} {v / 1e6:.0f}M' for k, v in counts.items())}), "
+            f"{total * 4 / 1e9:.1f} GB in float32"
+        )
     for family in real:
         name = {"qwen3_5": "Qwen3.5-0.8B", "gemma4": "Gemma-4-E2B"}[family] + " (random)"
         with tempfile.TemporaryDirectory(prefix="agentloop-bench-") as tmp:
             start = time.perf_counter()
             counts = build_real_size(family, Path(tmp))
-            print(f"{name}: built in {time.perf_counter() - start:.0f} s; parameters (millions): "
-                  + ", ".join(f"{k} {v / 1e6:.0f}" for k, v in counts.items()))
+            print(
+                f"{name}: built in {time.perf_counter() - start:.0f} s; parameters (millions): "
+                + ", ".join(f"{k} {v / 1e6:.0f}" for k, v in counts.items())
+            )
             measured = in_own_process(Path(tmp), rounds=3, decode_tokens=24)
         report(name, measured)
         figures.append((f"step2_reuse_over_full_{name.split()[0]}", measured["step2_ratio"]))

@@ -37,18 +37,46 @@ def token_events(n: int) -> list[dict]:
     from agentloop.events import make
 
     rng = random.Random(0)
-    words = ["▁the", "▁model", "▁reads", "▁tokens", ",", "▁and", "▁writes", "\n", "▁one", "▁at", "▁a", "▁time"]
+    words = [
+        "▁the",
+        "▁model",
+        "▁reads",
+        "▁tokens",
+        ",",
+        "▁and",
+        "▁writes",
+        "\n",
+        "▁one",
+        "▁at",
+        "▁a",
+        "▁time",
+    ]
     out = []
     for i in range(n):
         piece = words[i % len(words)]
         p = rng.random() ** 0.3
         top = sorted([p, *(rng.random() * (1 - p) for _ in range(4))], reverse=True)
-        out.append(make(
-            "token", step=1, index=i, id=1000 + i % 500, piece=piece, text=piece.replace("▁", " "),
-            special=False, channel="thought" if i < n // 5 else "content", p=p, logprob=-0.1, rank=1,
-            p_sampled=p, kept=3,
-            top=[{"id": 1000 + k, "piece": words[(i + k) % len(words)], "p": q, "kept": k < 3} for k, q in enumerate(top)],
-        ))
+        out.append(
+            make(
+                "token",
+                step=1,
+                index=i,
+                id=1000 + i % 500,
+                piece=piece,
+                text=piece.replace("▁", " "),
+                special=False,
+                channel="thought" if i < n // 5 else "content",
+                p=p,
+                logprob=-0.1,
+                rank=1,
+                p_sampled=p,
+                kept=3,
+                top=[
+                    {"id": 1000 + k, "piece": words[(i + k) % len(words)], "p": q, "kept": k < 3}
+                    for k, q in enumerate(top)
+                ],
+            )
+        )
     return out
 
 
@@ -103,7 +131,9 @@ def serve_assets() -> http.server.ThreadingHTTPServer:
             self.end_headers()
             self.wfile.write(body)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Assets, directory=str(ASSETS)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Assets, directory=str(ASSETS))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -114,19 +144,33 @@ def bench_render() -> tuple[float, float, float]:
     events = token_events(N)
     assets = serve_assets()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update",
-        ])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+            ],
+        )
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(f"http://127.0.0.1:{assets.server_address[1]}/")
-        page.evaluate('() => import("/render.js")')  # fetched and compiled once, outside the measurements
-        handle = page.evaluate_handle("(e) => e", events)  # transferred once, outside the measurements
+        page.evaluate(
+            '() => import("/render.js")'
+        )  # fetched and compiled once, outside the measurements
+        handle = page.evaluate_handle(
+            "(e) => e", events
+        )  # transferred once, outside the measurements
         cdp = page.context.new_cdp_session(page)
         cdp.send("Performance.enable")
 
         def task_s() -> float:
-            return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "TaskDuration")
+            return next(
+                m["value"]
+                for m in cdp.send("Performance.getMetrics")["metrics"]
+                if m["name"] == "TaskDuration"
+            )
 
         wall, tasks = [], []
         for _ in range(RUNS):
@@ -138,8 +182,10 @@ def bench_render() -> tuple[float, float, float]:
         assert drawn == N, f"drew {drawn} tokens, not {N}"
         browser.close()
     assets.shutdown()
-    print(f"render {N} tokens, {RUNS} runs: wall {', '.join(f'{w:.3f}' for w in wall)} s; "
-          f"TaskDuration {', '.join(f'{t:.3f}' for t in tasks)} s")
+    print(
+        f"render {N} tokens, {RUNS} runs: wall {', '.join(f'{w:.3f}' for w in wall)} s; "
+        f"TaskDuration {', '.join(f'{t:.3f}' for t in tasks)} s"
+    )
     print(f"stream {N} tokens in 100 frames: {stream:.3f} s of main-thread time")
     return statistics.median(wall), statistics.median(tasks), stream
 
@@ -148,8 +194,13 @@ def bench_build() -> float:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     with tempfile.TemporaryDirectory() as site:
         t0 = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", site], cwd=ROOT,
-                                env=env, capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", site],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         elapsed = time.perf_counter() - t0
     if result.returncode != 0:
         print(result.stdout + result.stderr)

@@ -29,7 +29,13 @@ from demo_server import runs as server_runs  # noqa: E402
 from demo_server.app import create_app  # noqa: E402
 from demo_server.client import Client, ServerThread, free_port  # noqa: E402
 
-SETTINGS = {"max_new_tokens": 40, "max_steps": 2, "temperature": 0, "auto_approve": True, "tools": ["run_python"]}
+SETTINGS = {
+    "max_new_tokens": 40,
+    "max_steps": 2,
+    "temperature": 0,
+    "auto_approve": True,
+    "tools": ["run_python"],
+}
 
 
 def rss_mib() -> float:
@@ -67,18 +73,30 @@ def one_run(client: Client, forced: list[str]) -> str:
 
 def top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, n: int = 12) -> list[str]:
     stats = after.compare_to(before, "lineno")
-    return [f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {s.traceback[0]}" for s in stats[:n]]
+    return [
+        f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {s.traceback[0]}"
+        for s in stats[:n]
+    ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--every", type=int, default=20, help="print RSS every this many runs")
-    ap.add_argument("--first", type=int, default=100, help="growth is measured from this run to the last")
-    ap.add_argument("--model", default="gemma4", choices=sorted(FAMILIES), help="the tiny checkpoint's family")
-    ap.add_argument("--trace", action="store_true", help="tracemalloc: the lines that grew from --first on")
-    ap.add_argument("--no-trim", action="store_true",
-                    help="without runs.return_freed_memory (malloc_trim after each run), to compare")
+    ap.add_argument(
+        "--first", type=int, default=100, help="growth is measured from this run to the last"
+    )
+    ap.add_argument(
+        "--model", default="gemma4", choices=sorted(FAMILIES), help="the tiny checkpoint's family"
+    )
+    ap.add_argument(
+        "--trace", action="store_true", help="tracemalloc: the lines that grew from --first on"
+    )
+    ap.add_argument(
+        "--no-trim",
+        action="store_true",
+        help="without runs.return_freed_memory (malloc_trim after each run), to compare",
+    )
     args = ap.parse_args()
     if args.no_trim:
         server_runs.LIBC = None
@@ -87,12 +105,20 @@ def main() -> None:
 
     torch.set_num_threads(1)  # a shared machine: one intra-op thread keeps the timing steady
     family = FAMILIES[args.model]
-    forced = [family.write_call("run_python", {"code": "print(2**64)"}), "18446744073709551616." +
-              family.stop_pieces[0]]
+    forced = [
+        family.write_call("run_python", {"code": "print(2**64)"}),
+        "18446744073709551616." + family.stop_pieces[0],
+    ]
     port = free_port()
     site = Path(tempfile.mkdtemp(prefix="agentloop-soak-"))
-    app = create_app(model=str(MODELS_DIR / f"tiny-{args.model}"), site_dir=site, port=port, allow_forced=True,
-                     device="cpu", orphan_s=3600)
+    app = create_app(
+        model=str(MODELS_DIR / f"tiny-{args.model}"),
+        site_dir=site,
+        port=port,
+        allow_forced=True,
+        device="cpu",
+        orphan_s=3600,
+    )
     server = ServerThread(app, port).start()
     client = Client(server.url)
     client.wait_ready()
@@ -108,8 +134,11 @@ def main() -> None:
                 gc.collect()
                 marks[i] = rss_mib()
                 runs, events, size = kept_events(app)
-                print(f"run {i:4d}  RSS {marks[i]:7.1f} MiB  kept: {runs} runs, {events} events, {size:.1f} MiB"
-                      f"  ({time.monotonic() - start:6.1f} s)", flush=True)
+                print(
+                    f"run {i:4d}  RSS {marks[i]:7.1f} MiB  kept: {runs} runs, {events} events, {size:.1f} MiB"
+                    f"  ({time.monotonic() - start:6.1f} s)",
+                    flush=True,
+                )
             if args.trace and i == args.first:
                 snapshot = tracemalloc.take_snapshot()
     finally:
@@ -121,8 +150,10 @@ def main() -> None:
     before = rss_mib()
     trimmed = trimmed_rss_mib()
     if trimmed is not None:
-        print(f"RSS {before:.1f} MiB, after malloc_trim(0) {trimmed:.1f} MiB: the allocator held "
-              f"{before - trimmed:.1f} MiB of freed memory")
+        print(
+            f"RSS {before:.1f} MiB, after malloc_trim(0) {trimmed:.1f} MiB: the allocator held "
+            f"{before - trimmed:.1f} MiB of freed memory"
+        )
     last = max(marks)
     growth = 100 * (marks[last] - marks[args.first]) / marks[args.first]
     print(f"RSS growth from run {args.first} to run {last}: {growth:+.2f} % (target < 3 %)")

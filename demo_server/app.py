@@ -81,18 +81,35 @@ server was started with `AGENTLOOP_ALLOW_FORCED=1`.
 """
 
 ERRORS = {status: {"model": ErrorBody} for status in (401, 403, 404, 409, 413, 415, 422)}
-STREAM = {200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events, one JSON event each."}}
-token_scheme = APIKeyHeader(name=TOKEN_HEADER, auto_error=False,
-                            description="The per-start token from the served pages' agentloop-token meta tag.")
+STREAM = {
+    200: {
+        "content": {"text/event-stream": {}},
+        "description": "Server-Sent Events, one JSON event each.",
+    }
+}
+token_scheme = APIKeyHeader(
+    name=TOKEN_HEADER,
+    auto_error=False,
+    description="The per-start token from the served pages' agentloop-token meta tag.",
+)
 
 
 def needs_token(_: str | None = Security(token_scheme)) -> None:
     """Documents the token in OpenAPI; Guard has already checked it on every POST."""
 
 
-def create_app(model: str | None = None, site_dir: str | Path = "site", *, host: str = "127.0.0.1",
-               port: int | None = None, allow_forced: bool | None = None, device: str | None = None,
-               token: str | None = None, max_body: int = MAX_BODY, orphan_s: float = ORPHAN_S) -> FastAPI:
+def create_app(
+    model: str | None = None,
+    site_dir: str | Path = "site",
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    allow_forced: bool | None = None,
+    device: str | None = None,
+    token: str | None = None,
+    max_body: int = MAX_BODY,
+    orphan_s: float = ORPHAN_S,
+) -> FastAPI:
     """The app, with `model` loading in the background (default: the embedded tiny model).
 
     `host` and `port` are where it is served: the Host header must name them (port None: any port on loopback,
@@ -104,14 +121,22 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
     cleanup.sweep()  # the run folders, sandbox stages and cgroups of a server that was killed
     current = CurrentModel(device=device, orphan_s=orphan_s)
 
-    app = FastAPI(title="agentloop demo server", version="1", description=DESCRIPTION,
-                  openapi_url="/api/openapi.json", docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="agentloop demo server",
+        version="1",
+        description=DESCRIPTION,
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.current, app.state.token = current, token
     app.add_middleware(Guard, token=token, hosts=allowed_hosts(host, port), max_body=max_body)
     install_error_handlers(app)
     tokened = [Security(needs_token)]
 
-    @app.get("/api/status", response_model=Status, summary="Is there a server, and with which model")
+    @app.get(
+        "/api/status", response_model=Status, summary="Is there a server, and with which model"
+    )
     def status():
         return current.status()
 
@@ -119,14 +144,23 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
     def models():
         return {"models": current.menu(), "current": current.status()["model"]}
 
-    @app.post("/api/models/load", response_model=LoadStarted, status_code=202, dependencies=tokened,
-              responses=ERRORS, summary="Load or switch the model, for every tab (progress: the load stream)")
+    @app.post(
+        "/api/models/load",
+        response_model=LoadStarted,
+        status_code=202,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="Load or switch the model, for every tab (progress: the load stream)",
+    )
     def load(req: LoadRequest):
         job = current.start_load(req.model, backend=req.backend)
         return {"ok": True, "load_id": job.id, "model": job.model}
 
-    @app.get("/api/models/load/events", responses={**STREAM, 404: {"model": ErrorBody}},
-             summary="The latest load's progress: load_start, family, download…, loading, then ready or error")
+    @app.get(
+        "/api/models/load/events",
+        responses={**STREAM, 404: {"model": ErrorBody}},
+        summary="The latest load's progress: load_start, family, download…, loading, then ready or error",
+    )
     def load_events():
         job = current.load
         if job is None:
@@ -137,55 +171,112 @@ def create_app(model: str | None = None, site_dir: str | Path = "site", *, host:
     def pi_models():
         return pi_own_models()
 
-    @app.post("/api/runs", response_model=RunStarted, dependencies=tokened, responses=ERRORS,
-              summary="Start a run (refused with 409 while another run or a load is under way)")
+    @app.post(
+        "/api/runs",
+        response_model=RunStarted,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="Start a run (refused with 409 while another run or a load is under way)",
+    )
     def start_run(req: RunRequest):
         if req.forced and not allow_forced:
-            raise ApiError(403, "Forced continuations are off: start the server with AGENTLOOP_ALLOW_FORCED=1.",
-                           "強制續寫功能未開啟：請以 AGENTLOOP_ALLOW_FORCED=1 啟動伺服器。")
-        run = current.start_run(req.question, req.settings.model_dump(exclude_none=True), req.forced,
-                                req.conversation_id)
+            raise ApiError(
+                403,
+                "Forced continuations are off: start the server with AGENTLOOP_ALLOW_FORCED=1.",
+                "強制續寫功能未開啟：請以 AGENTLOOP_ALLOW_FORCED=1 啟動伺服器。",
+            )
+        run = current.start_run(
+            req.question,
+            req.settings.model_dump(exclude_none=True),
+            req.forced,
+            req.conversation_id,
+        )
         return {"run_id": run.id, "conversation_id": run.conversation.id}
 
-    @app.get("/api/runs/{run_id}/events", responses={**STREAM, 404: {"model": ErrorBody}},
-             summary="The run's events from run_start to run_end (a late reader gets them all)")
+    @app.get(
+        "/api/runs/{run_id}/events",
+        responses={**STREAM, 404: {"model": ErrorBody}},
+        summary="The run's events from run_start to run_end (a late reader gets them all)",
+    )
     def run_events(run_id: str):
         return event_stream(current.get_run(run_id).log)
 
-    @app.post("/api/runs/{run_id}/decision", response_model=Ok, dependencies=tokened, responses=ERRORS,
-              summary="Approve or deny the tool call a permission event asks about")
+    @app.post(
+        "/api/runs/{run_id}/decision",
+        response_model=Ok,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="Approve or deny the tool call a permission event asks about",
+    )
     def decision(run_id: str, req: Decision):
         run = current.get_run(run_id)
         if run.ended:
             raise ApiError(409, "The run has ended.", "這個執行已經結束。")
         if not run.decide(req.call_id, req.approve):
-            raise ApiError(409, f"No permission for call {req.call_id!r} is waiting in this run.",
-                           f"這個執行中沒有等待決定的呼叫 {req.call_id!r}。")
+            raise ApiError(
+                409,
+                f"No permission for call {req.call_id!r} is waiting in this run.",
+                f"這個執行中沒有等待決定的呼叫 {req.call_id!r}。",
+            )
         return {"ok": True}
 
-    @app.post("/api/runs/{run_id}/stop", response_model=Ok, dependencies=tokened, responses=ERRORS,
-              summary="Stop the run (it ends with run_end, stop_reason user_stopped); a finished run stays as it is")
+    @app.post(
+        "/api/runs/{run_id}/stop",
+        response_model=Ok,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="Stop the run (it ends with run_end, stop_reason user_stopped); a finished run stays as it is",
+    )
     def stop(run_id: str, req: Empty | None = None):
         current.get_run(run_id).stop()
         return {"ok": True}
 
-    @app.post("/api/render", response_model=Rendered, dependencies=tokened, responses=ERRORS,
-              summary="A conversation as one prompt string, by the checkpoint's chat template")
+    @app.post(
+        "/api/render",
+        response_model=Rendered,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="A conversation as one prompt string, by the checkpoint's chat template",
+    )
     def render(req: RenderRequest):
-        return stages.render(current, [m.model_dump() for m in req.messages], req.tools, req.thinking,
-                             req.generation_prompt)
+        return stages.render(
+            current,
+            [m.model_dump() for m in req.messages],
+            req.tools,
+            req.thinking,
+            req.generation_prompt,
+        )
 
-    @app.post("/api/tokenize", response_model=Tokenized, dependencies=tokened, responses=ERRORS,
-              summary="Text as the model's tokens")
+    @app.post(
+        "/api/tokenize",
+        response_model=Tokenized,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="Text as the model's tokens",
+    )
     def tokenize(req: TokenizeRequest):
         return stages.tokenize(current, req.text)
 
-    @app.post("/api/next-token", response_model=NextToken, dependencies=tokened, responses=ERRORS,
-              summary="The next token's distribution, and what temperature, top-k and top-p keep of it")
+    @app.post(
+        "/api/next-token",
+        response_model=NextToken,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="The next token's distribution, and what temperature, top-k and top-p keep of it",
+    )
     def next_token(req: NextTokenRequest):
         messages = [m.model_dump() for m in req.messages] if req.messages is not None else None
-        return stages.next_token(current, req.prompt, messages, req.tools, req.thinking, req.temperature,
-                                 req.top_p, req.top_k, req.top_n)
+        return stages.next_token(
+            current,
+            req.prompt,
+            messages,
+            req.tools,
+            req.thinking,
+            req.temperature,
+            req.top_p,
+            req.top_k,
+            req.top_n,
+        )
 
     @app.api_route("/{path:path}", methods=["GET", "HEAD"], include_in_schema=False)
     def page(path: str):
@@ -203,13 +294,18 @@ def start_model(current: CurrentModel, model: str | None) -> None:
     command line) any folder."""
     try:
         current.start_load(model if model is None else str(model), folders=True)
-    except ApiError as e:  # the server still serves the book; the panels replay until a model is loaded
+    except (
+        ApiError
+    ) as e:  # the server still serves the book; the panels replay until a model is loaded
         current.error = {"en": e.en, "zh": e.zh}
 
 
 def event_stream(log) -> StreamingResponse:
-    return StreamingResponse(log.stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        log.stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -225,16 +321,27 @@ def install_error_handlers(app: FastAPI) -> None:
         for err in e.errors():
             where = ".".join(str(part) for part in err.get("loc", ()) if part != "body") or "body"
             problems.append({"loc": where, "msg": err.get("msg", ""), "type": err.get("type", "")})
-        text = "; ".join(f"{p['loc']}: {p['msg']}" for p in problems[:6]) + ("; …" if len(problems) > 6 else "")
-        return error_response(422, f"The request is not valid: {text}", f"請求無效：{text}", problems)
+        text = "; ".join(f"{p['loc']}: {p['msg']}" for p in problems[:6]) + (
+            "; …" if len(problems) > 6 else ""
+        )
+        return error_response(
+            422, f"The request is not valid: {text}", f"請求無效：{text}", problems
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException):
         text = e.detail if isinstance(e.detail, str) else str(e.detail)
-        return error_response(e.status_code, f"{text} ({request.method} {request.url.path})",
-                              f"{text}（{request.method} {request.url.path}）", headers=getattr(e, "headers", None))
+        return error_response(
+            e.status_code,
+            f"{text} ({request.method} {request.url.path})",
+            f"{text}（{request.method} {request.url.path}）",
+            headers=getattr(e, "headers", None),
+        )
 
     @app.exception_handler(Exception)
     async def failed(request: Request, e: Exception):
-        return error_response(500, f"The server failed: {type(e).__name__}: {e}",
-                              f"伺服器發生錯誤：{type(e).__name__}: {e}")
+        return error_response(
+            500,
+            f"The server failed: {type(e).__name__}: {e}",
+            f"伺服器發生錯誤：{type(e).__name__}: {e}",
+        )

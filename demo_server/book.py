@@ -25,9 +25,11 @@ from fastapi.routing import APIRoute
 INLINE_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.S | re.I)
 HEAD = re.compile(r"<head\b[^>]*>", re.I)
 # style-src allows inline styles: Material and mermaid set style attributes and write <style> elements.
-CSP = ("default-src 'self'; script-src 'self'{hashes}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
-       "form-action 'self'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self'{hashes}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 
 MISSING = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agentloop: the book is not built</title></head>
@@ -64,25 +66,37 @@ def api_table(app: FastAPI) -> dict[str, list[str]]:
 class Book:
     def __init__(self, site_dir: str | Path, token: str, api: dict[str, list[str]]):
         self.site = Path(site_dir).resolve()
-        self.meta = (f'<meta name="agentloop-token" content="{token}">'
-                     f'<meta name="agentloop-api" content="{escape(json.dumps(api), quote=True)}">')
+        self.meta = (
+            f'<meta name="agentloop-token" content="{token}">'
+            f'<meta name="agentloop-api" content="{escape(json.dumps(api), quote=True)}">'
+        )
         self._pages: dict[Path, tuple[tuple[int, int], bytes, set[str]]] = {}
         self._site_hashes: set[str] | None = None
         self._lock = threading.Lock()
 
     def response(self, path: str) -> Response:
         if not self.site.is_dir():
-            return self.html(self.with_meta(MISSING.format(site=self.site)), set(),
-                             200 if path in ("", "index.html") else 404)
+            return self.html(
+                self.with_meta(MISSING.format(site=self.site)),
+                set(),
+                200 if path in ("", "index.html") else 404,
+            )
         target = self.find(path)
         if target is None:
             missing = self.site / "404.html"
             if missing.is_file():
                 body, hashes = self.page(missing)
                 return self.html(body, hashes, 404)
-            return self.html(self.with_meta("<!doctype html><head><title>Not found</title></head><h1>Not found</h1>"),
-                             set(), 404)
-        if target.is_dir():  # a chapter's folder: its URL ends with "/", so relative links resolve inside it
+            return self.html(
+                self.with_meta(
+                    "<!doctype html><head><title>Not found</title></head><h1>Not found</h1>"
+                ),
+                set(),
+                404,
+            )
+        if (
+            target.is_dir()
+        ):  # a chapter's folder: its URL ends with "/", so relative links resolve inside it
             return RedirectResponse(quote(path.rsplit("/", 1)[-1]) + "/", status_code=307)
         if target.suffix == ".html":
             body, hashes = self.page(target)
@@ -119,12 +133,15 @@ class Book:
 
     def html(self, body: bytes, hashes: set[str], status: int) -> HTMLResponse:
         csp = CSP.format(hashes="".join(" " + h for h in sorted(hashes | self.site_hashes(hashes))))
-        return HTMLResponse(body, status_code=status,
-                            headers={"Content-Security-Policy": csp, "Cache-Control": "no-store"})
+        return HTMLResponse(
+            body,
+            status_code=status,
+            headers={"Content-Security-Policy": csp, "Cache-Control": "no-store"},
+        )
 
     def with_meta(self, html: str) -> bytes:
         m = HEAD.search(html)
-        return (html[:m.end()] + self.meta + html[m.end():] if m else self.meta + html).encode()
+        return (html[: m.end()] + self.meta + html[m.end() :] if m else self.meta + html).encode()
 
     def site_hashes(self, page_hashes: set[str]) -> set[str]:
         """Every page's inline-script hashes, gathered once (again when a page has one not seen: a rebuild)."""

@@ -26,8 +26,11 @@ class ServerThread:
         import uvicorn
 
         self.url = f"http://127.0.0.1:{port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                                    timeout_graceful_shutdown=1))
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
+            )
+        )
         self.thread = threading.Thread(target=self.server.run, name="demo-server", daemon=True)
 
     def start(self, timeout: float = 30) -> ServerThread:
@@ -60,7 +63,9 @@ class Client:
     def post(self, path: str, body: dict | None = None, **kwargs):
         headers = {"X-Agentloop-Token": self.token} if self.token else {}
         headers.update(kwargs.pop("headers", {}))
-        return self.http.post(path, json=body if body is not None else {}, headers=headers, **kwargs)
+        return self.http.post(
+            path, json=body if body is not None else {}, headers=headers, **kwargs
+        )
 
     def status(self) -> dict:
         return self.get("/api/status").json()
@@ -76,7 +81,9 @@ class Client:
                 raise TimeoutError("the model is still loading")
             time.sleep(0.05)
 
-    def start_run(self, question: str, settings: dict | None = None, forced: list[str] | None = None) -> str:
+    def start_run(
+        self, question: str, settings: dict | None = None, forced: list[str] | None = None
+    ) -> str:
         body = {"question": question, "settings": settings or {}}
         if forced is not None:
             body["forced"] = forced
@@ -100,7 +107,7 @@ class Client:
         """The events of a stream (keep-alive comments skipped)."""
         for message in self.stream(path):
             if message.startswith("data: "):
-                yield json.loads(message[len("data: "):])
+                yield json.loads(message[len("data: ") :])
 
     def run_events(self, run_id: str) -> Iterator[dict]:
         return self.events(f"/api/runs/{run_id}/events")

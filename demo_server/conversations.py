@@ -19,14 +19,18 @@ from agentloop import cleanup
 from demo_server.errors import ApiError
 
 KEEP = 8  # conversations kept, each with its folder
-REMEMBER_EXPIRED = 256  # ids of pushed-out conversations, so a late question is told "expired", not "unknown"
+REMEMBER_EXPIRED = (
+    256  # ids of pushed-out conversations, so a late question is told "expired", not "unknown"
+)
 
 
 @dataclass
 class Conversation:
     id: str
     files: Path  # the folder run_python's sandbox sees as /data
-    messages: list[dict] = field(default_factory=list)  # every turn so far, the model's and the tools' too
+    messages: list[dict] = field(
+        default_factory=list
+    )  # every turn so far, the model's and the tools' too
 
 
 class Conversations:
@@ -54,12 +58,18 @@ class Conversations:
                 self._kept.move_to_end(conv_id)
                 return conv
             if conv_id in self._expired:
-                raise ApiError(410, f"Conversation {conv_id} has expired: the server keeps the last {self.keep} "
-                                    "conversations and their files. Start a new conversation.",
-                               f"對話 {conv_id} 已過期：伺服器只保留最近 {self.keep} 個對話及其檔案。"
-                               "請開始新的對話。")
-        raise ApiError(404, f"There is no conversation {conv_id!r}. Start a new conversation.",
-                       f"沒有對話 {conv_id!r}。請開始新的對話。")
+                raise ApiError(
+                    410,
+                    f"Conversation {conv_id} has expired: the server keeps the last {self.keep} "
+                    "conversations and their files. Start a new conversation.",
+                    f"對話 {conv_id} 已過期：伺服器只保留最近 {self.keep} 個對話及其檔案。"
+                    "請開始新的對話。",
+                )
+        raise ApiError(
+            404,
+            f"There is no conversation {conv_id!r}. Start a new conversation.",
+            f"沒有對話 {conv_id!r}。請開始新的對話。",
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -23,5 +23,7 @@ def error_body(en: str, zh: str, detail=None) -> dict:
     return body
 
 
-def error_response(status: int, en: str, zh: str, detail=None, headers: dict | None = None) -> JSONResponse:
+def error_response(
+    status: int, en: str, zh: str, detail=None, headers: dict | None = None
+) -> JSONResponse:
     return JSONResponse(error_body(en, zh, detail), status_code=status, headers=headers)

@@ -56,10 +56,12 @@ def bind_warning(host: str) -> str | None:
     """The warning to print when the server is bound where other machines can reach it; None on loopback."""
     if is_loopback(host):
         return None
-    return (f"WARNING: the demo server is bound to {host}, so other machines can reach it. It runs code the model "
-            f"writes (in a sandbox, after approval). Requests are still only accepted for the Host names "
-            f"127.0.0.1, localhost and [::1] (a port forward, as from a container, works). Use --host 127.0.0.1 "
-            f"unless you mean it.")
+    return (
+        f"WARNING: the demo server is bound to {host}, so other machines can reach it. It runs code the model "
+        f"writes (in a sandbox, after approval). Requests are still only accepted for the Host names "
+        f"127.0.0.1, localhost and [::1] (a port forward, as from a container, works). Use --host 127.0.0.1 "
+        f"unless you mean it."
+    )
 
 
 def allowed_hosts(host: str, port: int | None) -> set[str] | None:
@@ -99,30 +101,48 @@ class Guard:
     def check(self, scope, headers: Headers):
         host = headers.get("host", "").lower()
         if not self.host_ok(host):
-            return error_response(403, f"Refused: this server answers only for its own address, not Host {host!r}.",
-                                  f"拒絕：這個伺服器只回應它自己的位址，不回應 Host {host!r}。")
+            return error_response(
+                403,
+                f"Refused: this server answers only for its own address, not Host {host!r}.",
+                f"拒絕：這個伺服器只回應它自己的位址，不回應 Host {host!r}。",
+            )
         origin = headers.get("origin")
         if origin is not None and origin.lower() != f"http://{host}":
-            return error_response(403, f"Refused: a request from another origin ({origin}).",
-                                  f"拒絕：來自其他來源（{origin}）的請求。")
+            return error_response(
+                403,
+                f"Refused: a request from another origin ({origin}).",
+                f"拒絕：來自其他來源（{origin}）的請求。",
+            )
         api = scope["path"].startswith("/api/")
         if api and headers.get("sec-fetch-site") in ("cross-site", "same-site"):
-            return error_response(403, "Refused: a request a browser sent from another site.",
-                                  "拒絕：瀏覽器從其他網站送出的請求。")
+            return error_response(
+                403,
+                "Refused: a request a browser sent from another site.",
+                "拒絕：瀏覽器從其他網站送出的請求。",
+            )
         if scope["method"] not in SAFE_METHODS:
             given = headers.get(TOKEN_HEADER.lower())
             if not given:
-                return error_response(401, f"Refused: the {TOKEN_HEADER} header is missing. Open the book from this "
-                                           f"server's own address; its pages carry the token.",
-                                      f"拒絕：缺少 {TOKEN_HEADER} 標頭。請從這個伺服器自己的位址開啟本書，頁面中帶有權杖。")
+                return error_response(
+                    401,
+                    f"Refused: the {TOKEN_HEADER} header is missing. Open the book from this "
+                    f"server's own address; its pages carry the token.",
+                    f"拒絕：缺少 {TOKEN_HEADER} 標頭。請從這個伺服器自己的位址開啟本書，頁面中帶有權杖。",
+                )
             if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.token):
-                return error_response(403, f"Refused: the {TOKEN_HEADER} is wrong (the server has restarted? "
-                                           f"reload the page).",
-                                      f"拒絕：{TOKEN_HEADER} 不正確（伺服器重新啟動了嗎？請重新載入頁面）。")
+                return error_response(
+                    403,
+                    f"Refused: the {TOKEN_HEADER} is wrong (the server has restarted? "
+                    f"reload the page).",
+                    f"拒絕：{TOKEN_HEADER} 不正確（伺服器重新啟動了嗎？請重新載入頁面）。",
+                )
             content_type = headers.get("content-type", "").split(";")[0].strip().lower()
             if api and content_type != "application/json":
-                return error_response(415, "Refused: the body must be JSON (Content-Type: application/json).",
-                                      "拒絕：請求內容必須是 JSON（Content-Type: application/json）。")
+                return error_response(
+                    415,
+                    "Refused: the body must be JSON (Content-Type: application/json).",
+                    "拒絕：請求內容必須是 JSON（Content-Type: application/json）。",
+                )
         return None
 
     def host_ok(self, host: str) -> bool:
@@ -133,8 +153,11 @@ class Guard:
 
     async def read_body(self, headers: Headers, receive):
         """The whole body (at most max_body bytes), read before the app starts, then handed to it again."""
-        too_big = error_response(413, f"Refused: the body is larger than {self.max_body} bytes.",
-                                 f"拒絕：請求內容超過 {self.max_body} 位元組。")
+        too_big = error_response(
+            413,
+            f"Refused: the body is larger than {self.max_body} bytes.",
+            f"拒絕：請求內容超過 {self.max_body} 位元組。",
+        )
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             return too_big, receive

@@ -26,13 +26,21 @@ class LoadJob:
         self.model = model
         self.log = EventLog(("ready", "error"))
 
-    def start(self, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False) -> None:
+    def start(
+        self, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False
+    ) -> None:
         """Load in a thread; `current` (model.CurrentModel) swaps the backend in, or keeps the error."""
-        threading.Thread(target=load, args=(self, ref, hub, current, kind, served), name=f"load-{self.id}",
-                         daemon=True).start()
+        threading.Thread(
+            target=load,
+            args=(self, ref, hub, current, kind, served),
+            name=f"load-{self.id}",
+            daemon=True,
+        ).start()
 
 
-def load(job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False) -> None:
+def load(
+    job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False
+) -> None:
     """`kind`: what runs the model (backends.py); `served`: a model the server at VLLM_URL serves, whose
     config.json VLLMBackend reads (alone, first) when it opens."""
     start = time.perf_counter()
@@ -41,7 +49,9 @@ def load(job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers",
         emit(events.make("load_start", load_id=job.id, model=job.model))
         if served:
             family = None
-        elif hub:  # config.json alone first: an unknown family is refused before any weights come down
+        elif (
+            hub
+        ):  # config.json alone first: an unknown family is refused before any weights come down
             family = model_folder.check_family(ref)
             emit(events.make("family", model=job.model, family=family.key))
             model_folder.download(ref, progress=progress_bars(job))
@@ -54,8 +64,14 @@ def load(job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers",
         if family is None:
             family = backend.family
             emit(events.make("family", model=job.model, family=family.key))
-        emit(events.make("ready", model=job.model, family=family.key,
-                         ms=round((time.perf_counter() - start) * 1000, 1)))
+        emit(
+            events.make(
+                "ready",
+                model=job.model,
+                family=family.key,
+                ms=round((time.perf_counter() - start) * 1000, 1),
+            )
+        )
     except Exception as e:  # reported to every reader; the server goes on serving
         message = model_folder.explain(job.model, e)
         current.load_failed(message)

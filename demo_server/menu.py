@@ -40,7 +40,9 @@ def model_specs(backend) -> dict:
         "vocabulary": text.get("vocab_size"),
         "context_length": backend.context_length,
         # A vLLM server keeps the weights: their count is not known here.
-        "parameters": sum(p.numel() for p in backend.model.parameters()) if hasattr(backend, "model") else None,
+        "parameters": sum(p.numel() for p in backend.model.parameters())
+        if hasattr(backend, "model")
+        else None,
     }
 
 
@@ -61,51 +63,87 @@ def model_menu() -> list[dict]:
             except (ValueError, OSError):  # not a model a harness can run (e.g. the MTP drafter)
                 continue
             kind = "tiny" if folder.name.startswith("tiny-") else "trained"
-            items.append({"id": folder.name, "kind": kind, "family": family.key, "downloaded": True,
-                          "bytes": _bytes(folder), "parameters": _parameters(folder), "size": None,
-                          "description": _describe_local(folder, kind, family.name),
-                          "default": folder.name == default})
+            items.append(
+                {
+                    "id": folder.name,
+                    "kind": kind,
+                    "family": family.key,
+                    "downloaded": True,
+                    "bytes": _bytes(folder),
+                    "parameters": _parameters(folder),
+                    "size": None,
+                    "description": _describe_local(folder, kind, family.name),
+                    "default": folder.name == default,
+                }
+            )
     for model_id, info in REAL_MODELS.items():
         cache = models_dir / f"models--{model_id.replace('/', '--')}"
-        snapshots = [s for s in sorted((cache / "snapshots").glob("*"))
-                     if (s / "config.json").exists() and any(s.glob("*.safetensors"))] if cache.is_dir() else []
-        items.append({"id": model_id, "kind": "real", "family": info["family"], "downloaded": bool(snapshots),
-                      "bytes": _bytes(cache / "blobs") if snapshots else None,
-                      "parameters": _parameters(snapshots[-1]) if snapshots else None, "size": info["size"],
-                      "description": _describe_real(model_id, info, bool(snapshots)),
-                      "default": model_id == default})
+        snapshots = (
+            [
+                s
+                for s in sorted((cache / "snapshots").glob("*"))
+                if (s / "config.json").exists() and any(s.glob("*.safetensors"))
+            ]
+            if cache.is_dir()
+            else []
+        )
+        items.append(
+            {
+                "id": model_id,
+                "kind": "real",
+                "family": info["family"],
+                "downloaded": bool(snapshots),
+                "bytes": _bytes(cache / "blobs") if snapshots else None,
+                "parameters": _parameters(snapshots[-1]) if snapshots else None,
+                "size": info["size"],
+                "description": _describe_real(model_id, info, bool(snapshots)),
+                "default": model_id == default,
+            }
+        )
     return sorted(items, key=lambda m: not m["default"])  # stable: the rest keep their order
 
 
 def _describe_local(folder: Path, kind: str, family_name: str) -> dict:
     """What a checkpoint of models/ is, said plainly."""
     if kind == "tiny":
-        return {"en": f"The real {family_name} architecture at a tiny size, with random weights: for tests. "
-                      f"It writes noise.",
-                "zh": f"真正的 {family_name} 架構，縮成極小的尺寸，權重是隨機的：用來測試。它寫出來的只是雜訊。"}
+        return {
+            "en": f"The real {family_name} architecture at a tiny size, with random weights: for tests. "
+            f"It writes noise.",
+            "zh": f"真正的 {family_name} 架構，縮成極小的尺寸，權重是隨機的：用來測試。它寫出來的只是雜訊。",
+        }
     card = f"models/{folder.name}/README.md"
-    return {"en": f"A toy: the {family_name} architecture at a tiny size, trained on this machine's CPU for the "
-                  f"book, to call run_python and answer with its result, and little else. See its model card "
-                  f"({card}).",
-            "zh": f"玩具模型：{family_name} 的架構縮成極小的尺寸，在這台機器的 CPU 上為本書訓練，學會呼叫 run_python "
-                  f"並用它的結果回答，除此之外幾乎什麼都不會。詳見它的模型卡（{card}）。"}
+    return {
+        "en": f"A toy: the {family_name} architecture at a tiny size, trained on this machine's CPU for the "
+        f"book, to call run_python and answer with its result, and little else. See its model card "
+        f"({card}).",
+        "zh": f"玩具模型：{family_name} 的架構縮成極小的尺寸，在這台機器的 CPU 上為本書訓練，學會呼叫 run_python "
+        f"並用它的結果回答，除此之外幾乎什麼都不會。詳見它的模型卡（{card}）。",
+    }
 
 
 def _describe_real(model_id: str, info: dict, downloaded: bool) -> dict:
     """A real model of the book: where it comes from, at which revision, and whether it must be downloaded."""
     family_name = model_families.FAMILIES[info["family"]].name
     revision = model_families.REVISIONS.get(model_id)
-    at_en = f"at the pinned revision {revision[:12]}" if revision else "at its latest revision (none is pinned)"
+    at_en = (
+        f"at the pinned revision {revision[:12]}"
+        if revision
+        else "at its latest revision (none is pinned)"
+    )
     at_zh = f"固定在版本 {revision[:12]}" if revision else "取最新版本，沒有固定版本"
     if downloaded:
-        return {"en": f"The real model ({family_name}, {info['size']}), from the Hugging Face Hub "
-                      f"{at_en}; already downloaded into models/.",
-                "zh": f"真正的模型（{family_name}，{info['size']}），來自 Hugging Face Hub，{at_zh}；"
-                      f"已下載到 models/。"}
-    return {"en": f"The real model ({family_name}, {info['size']}): picking it downloads it from the "
-                  f"Hugging Face Hub {at_en}, so the Hub must be reachable from this machine.",
-            "zh": f"真正的模型（{family_name}，{info['size']}）：選了它就會從 Hugging Face Hub 下載"
-                  f"（{at_zh}），所以這台機器必須連得上 Hub。"}
+        return {
+            "en": f"The real model ({family_name}, {info['size']}), from the Hugging Face Hub "
+            f"{at_en}; already downloaded into models/.",
+            "zh": f"真正的模型（{family_name}，{info['size']}），來自 Hugging Face Hub，{at_zh}；"
+            f"已下載到 models/。",
+        }
+    return {
+        "en": f"The real model ({family_name}, {info['size']}): picking it downloads it from the "
+        f"Hugging Face Hub {at_en}, so the Hub must be reachable from this machine.",
+        "zh": f"真正的模型（{family_name}，{info['size']}）：選了它就會從 Hugging Face Hub 下載"
+        f"（{at_zh}），所以這台機器必須連得上 Hub。",
+    }
 
 
 def _bytes(folder: Path) -> int:

@@ -70,7 +70,9 @@ class CurrentModel:
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
                 "tools": harness_tools(),
-                "mtp": bool(b and b.drafter_id()),  # a drafter exists: the panels offer the MTP switch
+                "mtp": bool(
+                    b and b.drafter_id()
+                ),  # a drafter exists: the panels offer the MTP switch
                 "specs": self.specs,
                 "error": self.error,
             }
@@ -86,8 +88,11 @@ class CurrentModel:
         with self._lock:
             run = self.runs.get(run_id)
         if run is None:
-            raise ApiError(404, f"There is no run {run_id!r} (unknown, or finished long ago).",
-                           f"沒有執行 {run_id!r}（不存在，或早已結束）。")
+            raise ApiError(
+                404,
+                f"There is no run {run_id!r} (unknown, or finished long ago).",
+                f"沒有執行 {run_id!r}（不存在，或早已結束）。",
+            )
         return run
 
     # -- the model, for one stage of the loop ---------------------------------------------------------------------
@@ -104,12 +109,18 @@ class CurrentModel:
         """The model for a forward pass outside a run: refused (409) while a run generates, or when the model is
         no longer `backend` (switched since the caller tokenized with it)."""
         if not self._model_lock.acquire(blocking=False):
-            raise ApiError(409, "The model is generating for a run; try again when it has finished.",
-                           "模型正在為一個執行產生內容，請等它完成後再試。")
+            raise ApiError(
+                409,
+                "The model is generating for a run; try again when it has finished.",
+                "模型正在為一個執行產生內容，請等它完成後再試。",
+            )
         try:
             if self.backend is not backend:  # switched meanwhile
-                raise ApiError(409, "The model changed while this request waited; ask again.",
-                               "模型在這個請求等待時換掉了，請再試一次。")
+                raise ApiError(
+                    409,
+                    "The model changed while this request waited; ask again.",
+                    "模型在這個請求等待時換掉了，請再試一次。",
+                )
             yield backend
         finally:
             self._model_lock.release()
@@ -117,29 +128,47 @@ class CurrentModel:
     def _ready(self):
         with self._lock:
             if self.backend is None or self.loading:
-                raise ApiError(409, "No model is ready: wait for the load to finish, or pick one "
-                                    "(POST /api/models/load).",
-                               "模型尚未就緒：請等它載入完成，或先選一個模型（POST /api/models/load）。")
+                raise ApiError(
+                    409,
+                    "No model is ready: wait for the load to finish, or pick one "
+                    "(POST /api/models/load).",
+                    "模型尚未就緒：請等它載入完成，或先選一個模型（POST /api/models/load）。",
+                )
             return self.backend
 
     # -- a run ------------------------------------------------------------------------------------------------------
 
-    def start_run(self, question: str, settings_given: dict, forced: list[str] | None,
-                  conversation_id: str | None = None) -> Run:
+    def start_run(
+        self,
+        question: str,
+        settings_given: dict,
+        forced: list[str] | None,
+        conversation_id: str | None = None,
+    ) -> Run:
         """A run of `question`: a follow-up in conversation `conversation_id`, or the first of a new one."""
         with self._lock:
             self._refuse_if_busy("start a run", "開始執行")
             if self.backend is None:
-                raise ApiError(409, "No model is loaded: pick one in the model menu (POST /api/models/load).",
-                               "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。", self.error)
+                raise ApiError(
+                    409,
+                    "No model is loaded: pick one in the model menu (POST /api/models/load).",
+                    "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。",
+                    self.error,
+                )
             settings = run_settings(self.backend.sampling_defaults, **settings_given)
             if settings.mtp and not self.backend.drafter_id():
-                raise ApiError(400, f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
-                               f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。")
+                raise ApiError(
+                    400,
+                    f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
+                    f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。",
+                )
             for text in forced or []:  # no run is using the model: the queue is this run's alone
                 self.backend.force(text)
-            conversation = (self.conversations.get(conversation_id) if conversation_id
-                            else self.conversations.new())
+            conversation = (
+                self.conversations.get(conversation_id)
+                if conversation_id
+                else self.conversations.new()
+            )
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
             run = Run(llm, question, settings, self._run_ended, self.orphan_s, conversation)
             self.run = run
@@ -156,19 +185,28 @@ class CurrentModel:
 
     def _refuse_if_busy(self, what_en: str, what_zh: str) -> None:
         if self.loading:
-            raise ApiError(409, f"Cannot {what_en}: the model {self.load.model} is loading. Wait until "
-                                f"GET /api/status says loading: false.",
-                           f"無法{what_zh}：模型 {self.load.model} 正在載入，請等它載入完成。")
+            raise ApiError(
+                409,
+                f"Cannot {what_en}: the model {self.load.model} is loading. Wait until "
+                f"GET /api/status says loading: false.",
+                f"無法{what_zh}：模型 {self.load.model} 正在載入，請等它載入完成。",
+            )
         if self.run is not None:
-            raise ApiError(409, f"Cannot {what_en}: run {self.run.id} is using the model (one run at a time, "
-                                f"for every tab). Stop it or wait for it to end; a run waiting for a permission "
-                                f"that nobody watches is stopped after {self.orphan_s:g} s.",
-                           f"無法{what_zh}：執行 {self.run.id} 正在使用模型（所有分頁一次只能有一個執行）。"
-                           f"請先停止它或等它結束。", {"active_run": self.run.id})
+            raise ApiError(
+                409,
+                f"Cannot {what_en}: run {self.run.id} is using the model (one run at a time, "
+                f"for every tab). Stop it or wait for it to end; a run waiting for a permission "
+                f"that nobody watches is stopped after {self.orphan_s:g} s.",
+                f"無法{what_zh}：執行 {self.run.id} 正在使用模型（所有分頁一次只能有一個執行）。"
+                f"請先停止它或等它結束。",
+                {"active_run": self.run.id},
+            )
 
     # -- a load -----------------------------------------------------------------------------------------------------
 
-    def start_load(self, model: str, folders: bool = False, backend: str = "transformers") -> LoadJob:
+    def start_load(
+        self, model: str, folders: bool = False, backend: str = "transformers"
+    ) -> LoadJob:
         """Begin loading `model` (a menu name or Hub id; with `folders`, also a folder) in a thread, on
         `backend`: transformers here, or vLLM (with VLLM_URL, a model that server serves, by its name
         there)."""
@@ -207,10 +245,12 @@ class CurrentModel:
                 self.error = message
 
 
-def forget_old_runs(runs: OrderedDict[str, Run], keep_runs: int = KEEP_RUNS,
-                    keep_events: int = KEEP_EVENTS) -> None:
+def forget_old_runs(
+    runs: OrderedDict[str, Run], keep_runs: int = KEEP_RUNS, keep_events: int = KEEP_EVENTS
+) -> None:
     """Drop the oldest runs until keep_runs are left and they hold keep_events events at most (the newest run,
     the one starting, always stays)."""
+
     def events() -> int:
         return sum(len(run.log.events) for run in runs.values())
 

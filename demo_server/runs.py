@@ -52,14 +52,22 @@ class RunModel:
 
 
 class Run:
-    def __init__(self, llm: RunModel, question: str, settings: RunSettings, on_end: Callable[[Run], None],
-                 orphan_s: float = ORPHAN_S, conversation: Conversation | None = None):
+    def __init__(
+        self,
+        llm: RunModel,
+        question: str,
+        settings: RunSettings,
+        on_end: Callable[[Run], None],
+        orphan_s: float = ORPHAN_S,
+        conversation: Conversation | None = None,
+    ):
         self.log = EventLog(("run_end",))
         # The conversation it continues: its messages so far, and its folder, seen as /data.
         self.conversation = conversation or Conversation("", cleanup.temp_folder("agentloop-run"))
         harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
-        self.harness = harness_class(llm, self.conversation.messages, question, settings, self._emit,
-                                     self.conversation.files)
+        self.harness = harness_class(
+            llm, self.conversation.messages, question, settings, self._emit, self.conversation.files
+        )
         self.id = self.harness.id
         self._on_end = on_end
         self._orphan_s = orphan_s
@@ -93,7 +101,9 @@ class Run:
         finally:
             self._finish()
             if not self.conversation.id:  # a folder no conversation keeps
-                cleanup.remove_tree(self.conversation.files)  # whatever the code left: deep trees, odd modes
+                cleanup.remove_tree(
+                    self.conversation.files
+                )  # whatever the code left: deep trees, odd modes
             return_freed_memory()
 
     def _finish(self) -> None:
@@ -110,7 +120,10 @@ class Run:
             if waiting_since is None:
                 continue
             since = max(waiting_since, self.log.idle_since)
-            if self.log.live_readers(self._orphan_s) == 0 and time.monotonic() - since > self._orphan_s:
+            if (
+                self.log.live_readers(self._orphan_s) == 0
+                and time.monotonic() - since > self._orphan_s
+            ):
                 self.harness.stop()
                 return
 

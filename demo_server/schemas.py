@@ -42,22 +42,37 @@ class RunSettingsIn(Strict):
 
     max_steps: int | None = Field(None, ge=1, le=20, description="Steps (model turns) at most.")
     max_new_tokens: int | None = Field(None, ge=1, le=8192, description="Tokens per step at most.")
-    temperature: float | None = Field(None, ge=0, le=5, allow_inf_nan=False, description="0 is greedy decoding.")
+    temperature: float | None = Field(
+        None, ge=0, le=5, allow_inf_nan=False, description="0 is greedy decoding."
+    )
     top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
     top_k: int | None = Field(None, ge=0, le=1_000_000, description="0 is no limit.")
     thinking: bool | None = None
     use_tools: bool | None = None
-    tools: list[ToolName] | None = Field(None, max_length=16, description="The tools the model sees (default: run_python).")
-    auto_approve: bool | None = Field(None, description="Approve every tool call without asking the reader.")
+    tools: list[ToolName] | None = Field(
+        None, max_length=16, description="The tools the model sees (default: run_python)."
+    )
+    auto_approve: bool | None = Field(
+        None, description="Approve every tool call without asking the reader."
+    )
     max_format_errors: int | None = Field(None, ge=1, le=10)
     time_limit_s: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
     harness: Literal["simple", "pi"] | None = Field(
-        None, description="The loop that runs the question: agentloop's own (simple) or the pi coding agent (pi).")
-    pi_model: Annotated[str, StringConstraints(max_length=200, pattern=r"^([\w.-]+/[\w.:/@-]+)?$")] | None = Field(
-        None, description="With harness pi: one of pi's own models, provider/id (GET /api/pi/models); empty or "
-                          "absent: this page's model.")
-    mtp: bool | None = Field(None, description="Drafted decoding: a drafter guesses, one forward pass checks several "
-                                               "tokens (models with a drafter only: Gemma 4).")
+        None,
+        description="The loop that runs the question: agentloop's own (simple) or the pi coding agent (pi).",
+    )
+    pi_model: (
+        Annotated[str, StringConstraints(max_length=200, pattern=r"^([\w.-]+/[\w.:/@-]+)?$")] | None
+    ) = Field(
+        None,
+        description="With harness pi: one of pi's own models, provider/id (GET /api/pi/models); empty or "
+        "absent: this page's model.",
+    )
+    mtp: bool | None = Field(
+        None,
+        description="Drafted decoding: a drafter guesses, one forward pass checks several "
+        "tokens (models with a drafter only: Gemma 4).",
+    )
 
     @field_validator("tools")
     @classmethod
@@ -66,29 +81,41 @@ class RunSettingsIn(Strict):
 
 
 class RunRequest(Strict):
-    question: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=8000)]
+    question: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=8000)
+    ]
     settings: RunSettingsIn = Field(default_factory=RunSettingsIn)
     forced: list[Annotated[str, StringConstraints(max_length=8000)]] | None = Field(
-        None, max_length=16,
+        None,
+        max_length=16,
         description="Teaching and testing aid, accepted only when the server was started with "
-                    "AGENTLOOP_ALLOW_FORCED=1 (create_app(allow_forced=True)); refused with 403 otherwise. The i-th "
-                    "string is written as the model's output in the i-th step instead of sampling, while the model "
-                    "still scores every token (its token events carry `forced: true`). Steps after the last string "
-                    "are sampled. The book's recordings use it to show a tool call from a model too small to make one.")
+        "AGENTLOOP_ALLOW_FORCED=1 (create_app(allow_forced=True)); refused with 403 otherwise. The i-th "
+        "string is written as the model's output in the i-th step instead of sampling, while the model "
+        "still scores every token (its token events carry `forced: true`). Steps after the last string "
+        "are sampled. The book's recordings use it to show a tool call from a model too small to make one.",
+    )
     conversation_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")] | None = Field(
-        None, description="Continue this conversation (its messages and its /data folder), as a follow-up "
-                          "question; left out: a new conversation. 410 when it has expired, 404 when unknown.")
+        None,
+        description="Continue this conversation (its messages and its /data folder), as a follow-up "
+        "question; left out: a new conversation. 410 when it has expired, 404 when unknown.",
+    )
 
 
 class PiModels(BaseModel):
-    models: list[dict[str, Any]] = Field(description="[{id: provider/id, name, provider, reasoning, input, cost}]")
-    message: dict[str, str] | None = Field(description="{en, zh} when pi has no model: it has no credentials.")
+    models: list[dict[str, Any]] = Field(
+        description="[{id: provider/id, name, provider, reasoning, input, cost}]"
+    )
+    message: dict[str, str] | None = Field(
+        description="{en, zh} when pi has no model: it has no credentials."
+    )
 
 
 class RunStarted(BaseModel):
     run_id: str
-    conversation_id: str = Field(description="The conversation this run continues or began: send it with the "
-                                             "next question to follow up.")
+    conversation_id: str = Field(
+        description="The conversation this run continues or began: send it with the "
+        "next question to follow up."
+    )
 
 
 class Decision(Strict):
@@ -109,9 +136,12 @@ class Ok(BaseModel):
 
 class LoadRequest(Strict):
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
-        description="A checkpoint in models/ by folder name (tiny-qwen3_5), or a Hugging Face id (Qwen/Qwen3.5-0.8B).")
+        description="A checkpoint in models/ by folder name (tiny-qwen3_5), or a Hugging Face id (Qwen/Qwen3.5-0.8B)."
+    )
     backend: Literal["transformers", "vllm"] = Field(
-        "transformers", description="What runs it: transformers in the demo server, or vLLM (chapter 11).")
+        "transformers",
+        description="What runs it: transformers in the demo server, or vLLM (chapter 11).",
+    )
 
 
 class LoadStarted(BaseModel):
@@ -126,12 +156,18 @@ class ModelEntry(BaseModel):
     family: str
     downloaded: bool
     bytes: int | None = Field(description="Bytes on disk; null when not downloaded.")
-    parameters: int | None = Field(description="From the safetensors headers; null when not downloaded.")
+    parameters: int | None = Field(
+        description="From the safetensors headers; null when not downloaded."
+    )
     size: str | None = Field(description="The model's nominal size, for the real ones.")
     description: dict[str, str] = Field(description="What it is, said plainly: {en, zh}.")
-    default: bool = Field(description="The model `agentloop run` uses when none is named (listed first).")
+    default: bool = Field(
+        description="The model `agentloop run` uses when none is named (listed first)."
+    )
     current: bool
-    backends: list[str] = Field(description="What can run it: transformers, vllm (the model panel's switch).")
+    backends: list[str] = Field(
+        description="What can run it: transformers, vllm (the model panel's switch)."
+    )
 
 
 class ModelMenu(BaseModel):
@@ -145,24 +181,38 @@ class ToolInfo(BaseModel):
 
 
 class Status(BaseModel):
-    ok: bool = Field(description="A model is loaded or loading. False: the panels replay their recordings.")
+    ok: bool = Field(
+        description="A model is loaded or loading. False: the panels replay their recordings."
+    )
     model: str | None
     family: str | None
     harness: str
     backend: str = Field(description="What runs the model for every tab: transformers or vllm.")
-    where: str | None = Field(description="The vLLM server's URL; null when the model runs in the demo server.")
+    where: str | None = Field(
+        description="The vLLM server's URL; null when the model runs in the demo server."
+    )
     device: str | None
     dtype: str | None
-    busy: bool = Field(description="A run is using the model (a new run or a model switch is refused).")
+    busy: bool = Field(
+        description="A run is using the model (a new run or a model switch is refused)."
+    )
     loading: bool
     loading_model: str | None
-    defaults: dict[str, Any] | None = Field(description="RunSettings' defaults, with the checkpoint's sampling.")
-    tools: list[ToolInfo] = Field(description="The tools the harness can give the model (settings.tools "
-                                              "picks from them; defaults.tools is the pick when none is sent).")
+    defaults: dict[str, Any] | None = Field(
+        description="RunSettings' defaults, with the checkpoint's sampling."
+    )
+    tools: list[ToolInfo] = Field(
+        description="The tools the harness can give the model (settings.tools "
+        "picks from them; defaults.tools is the pick when none is sent)."
+    )
     mtp: bool = Field(False, description="The model has an MTP drafter, so a run may ask for mtp.")
-    specs: dict[str, Any] | None = Field(description="From config.json: layers and their types, hidden size, "
-                                                     "heads, kv heads, vocabulary, context length, parameters.")
-    error: dict[str, str] | None = Field(description="Why the last load failed, while no model is loaded.")
+    specs: dict[str, Any] | None = Field(
+        description="From config.json: layers and their types, hidden size, "
+        "heads, kv heads, vocabulary, context length, parameters."
+    )
+    error: dict[str, str] | None = Field(
+        description="Why the last load failed, while no model is loaded."
+    )
 
 
 # -- one stage alone -------------------------------------------------------------------------------------------------
@@ -181,7 +231,9 @@ class ToolCallIn(Strict):
 class Message(Strict):
     role: Literal["system", "user", "assistant", "tool"]
     content: Text = ""
-    reasoning_content: Text | None = Field(None, description="The model's thinking (assistant messages).")
+    reasoning_content: Text | None = Field(
+        None, description="The model's thinking (assistant messages)."
+    )
     tool_calls: list[ToolCallIn] | None = Field(None, max_length=8)
     name: Name | None = None
     tool_call_id: Name | None = None
@@ -189,7 +241,9 @@ class Message(Strict):
 
 class RenderRequest(Strict):
     messages: list[Message] = Field(min_length=1, max_length=64)
-    tools: list[ToolName] | None = Field(None, max_length=16, description="Tool names (their schemas go in).")
+    tools: list[ToolName] | None = Field(
+        None, max_length=16, description="Tool names (their schemas go in)."
+    )
     thinking: bool = False
     generation_prompt: bool = True
 
@@ -211,16 +265,23 @@ class TokenizeRequest(Strict):
 class Tokenized(BaseModel):
     ids: list[int]
     pieces: list[str] = Field(description="Each token as the vocabulary spells it.")
-    texts: list[str] = Field(description="The text each token completes ('' while a character is split).")
+    texts: list[str] = Field(
+        description="The text each token completes ('' while a character is split)."
+    )
     special: list[bool]
     n_tokens: int
 
 
 class NextTokenRequest(Strict):
     prompt: Annotated[str, StringConstraints(min_length=1, max_length=32_000)] | None = Field(
-        None, description="The prompt as the model reads it. Give this or messages.")
-    messages: list[Message] | None = Field(None, min_length=1, max_length=64,
-                                           description="A conversation, rendered with the chat template first.")
+        None, description="The prompt as the model reads it. Give this or messages."
+    )
+    messages: list[Message] | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="A conversation, rendered with the chat template first.",
+    )
     tools: list[ToolName] | None = Field(None, max_length=16)
     thinking: bool = False
     temperature: float | None = Field(None, ge=0, le=5, allow_inf_nan=False)

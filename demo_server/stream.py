@@ -36,7 +36,9 @@ class EventLog:
         self.end_types = end_types
         self.readers = 0
         self.idle_since = time.monotonic()  # when the last reader left (or the log began)
-        self.probe_bytes = 0  # padding per keep-alive, PROBE_EVERY_S apart, while a run asks who still reads
+        self.probe_bytes = (
+            0  # padding per keep-alive, PROBE_EVERY_S apart, while a run asks who still reads
+        )
         self._sending_since: dict[object, float] = {}  # reader → when the send it is in began
         self._lock = threading.Lock()
         self._wakers: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
@@ -64,7 +66,9 @@ class EventLog:
         try:
             sent, quiet_since = 0, time.monotonic()
             while True:
-                entry[1].clear()  # cleared before looking, so an append in between still wakes the wait below
+                entry[
+                    1
+                ].clear()  # cleared before looking, so an append in between still wakes the wait below
                 with self._lock:
                     batch, ended = self.events[sent:], self.ended
                 sent += len(batch)

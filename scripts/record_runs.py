@@ -31,7 +31,10 @@ VOLATILE = {"ms", "decode_ms", "tok_per_s", "run_id", "t_ms", "src"}  # src: lin
 
 
 def specs(names: list[str] | None = None) -> dict[str, dict]:
-    found = {p.name.removesuffix(".spec.json"): json.loads(p.read_text()) for p in sorted(RUNS.glob("*.spec.json"))}
+    found = {
+        p.name.removesuffix(".spec.json"): json.loads(p.read_text())
+        for p in sorted(RUNS.glob("*.spec.json"))
+    }
     if names:
         missing = set(names) - set(found)
         if missing:
@@ -60,13 +63,19 @@ def record_run(client: Client, spec: dict) -> list[dict]:
         events.append(event)
         if event["type"] == "permission" and not spec.get("settings", {}).get("auto_approve"):
             approve = (decisions.pop(0) if decisions else "approve") == "approve"
-            r = client.post(f"/api/runs/{run_id}/decision", {"call_id": event["call_id"], "approve": approve})
+            r = client.post(
+                f"/api/runs/{run_id}/decision", {"call_id": event["call_id"], "approve": approve}
+            )
             r.raise_for_status()
     return events
 
 
 def record_api(client: Client, spec: dict) -> dict:
-    r = client.get(spec["path"]) if spec.get("method", "GET") == "GET" else client.post(spec["path"], spec.get("body", {}))
+    r = (
+        client.get(spec["path"])
+        if spec.get("method", "GET") == "GET"
+        else client.post(spec["path"], spec.get("body", {}))
+    )
     r.raise_for_status()
     return r.json()
 

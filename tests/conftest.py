@@ -21,7 +21,9 @@ def tiny_backend(family: str):
 
     if family not in _loaded:
         if not (TINY[family] / "config.json").exists():
-            pytest.fail(f"{TINY[family]} is missing: run `make models` (agentloop models build-tiny) first")
+            pytest.fail(
+                f"{TINY[family]} is missing: run `make models` (agentloop models build-tiny) first"
+            )
         _loaded[family] = SimpleBackend(str(TINY[family]), device="cpu")
     return _loaded[family]
 
@@ -65,33 +67,53 @@ def fake_hub(fake_hub_repos, monkeypatch):
     from tests.fake_hub import FakeHub
 
     hub = FakeHub(fake_hub_repos).start()
-    for name, value in {"HF_ENDPOINT": hub.url, "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}.items():
+    for name, value in {
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "ENDPOINT", hub.url)
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        constants,
+        "HUGGINGFACE_CO_URL_TEMPLATE",
+        hub.url + "/{repo_id}/resolve/{revision}/{filename}",
+    )
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
     # (the module, not the tqdm class that huggingface_hub.utils exports under the same name)
-    monkeypatch.setattr(importlib.import_module("huggingface_hub.utils.tqdm"), "HF_HUB_DISABLE_PROGRESS_BARS", True)
+    monkeypatch.setattr(
+        importlib.import_module("huggingface_hub.utils.tqdm"), "HF_HUB_DISABLE_PROGRESS_BARS", True
+    )
     yield hub
     hub.stop()
 
 
 def build_book(site: Path, **env: str) -> Path:
     """The book built strictly into `site` (extra environment variables for mkdocs.yml, e.g. SITE_URL)."""
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
-                           cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300,
-                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env})
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env},
+    )
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     return site
 
 
 CHROMIUM = "/usr/bin/chromium"
 # Headless, and quiet: this machine reaches no Google service, so background networking only fails.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
 
 
 @pytest.fixture(scope="module")

@@ -82,7 +82,13 @@ class _Repo:
                 data = local.read_bytes()
                 lfs = rel.endswith(LFS_SUFFIXES) or len(data) >= LFS_MIN_SIZE
                 blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-                files[rel] = _File(rel, local, len(data), blob_id, hashlib.sha256(data).hexdigest() if lfs else None)
+                files[rel] = _File(
+                    rel,
+                    local,
+                    len(data),
+                    blob_id,
+                    hashlib.sha256(data).hexdigest() if lfs else None,
+                )
             self._files = files
         return self._files
 
@@ -96,7 +102,11 @@ class _Repo:
         config = {}
         if "config.json" in self.files:
             try:
-                config = {"model_type": json.loads(self.files["config.json"].local.read_text()).get("model_type")}
+                config = {
+                    "model_type": json.loads(self.files["config.json"].local.read_text()).get(
+                        "model_type"
+                    )
+                }
             except ValueError:
                 pass
         return {
@@ -124,7 +134,10 @@ class FakeHub:
 
     def __init__(self, repos: dict[str, str | Path], shas: dict[str, str] | None = None):
         shas = shas or {}
-        self.repos = {rid: _Repo(rid, Path(folder), shas.get(rid) or self.default_sha(rid)) for rid, folder in repos.items()}
+        self.repos = {
+            rid: _Repo(rid, Path(folder), shas.get(rid) or self.default_sha(rid))
+            for rid, folder in repos.items()
+        }
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -155,7 +168,9 @@ class FakeHub:
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-hub", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="fake-hub", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -185,13 +200,19 @@ class FakeHub:
         GET /api/agent-harnesses, which it sends when it first builds its User-Agent."""
         with self._lock:
             requests = list(self.requests)
-        return [r for r in requests if self._find_repo(r.path.removeprefix("/api/models/").lstrip("/"))[0]]
+        return [
+            r
+            for r in requests
+            if self._find_repo(r.path.removeprefix("/api/models/").lstrip("/"))[0]
+        ]
 
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
 
-    def file_requests(self, repo_id: str | None = None, method: str | None = None) -> list[tuple[str, str, str]]:
+    def file_requests(
+        self, repo_id: str | None = None, method: str | None = None
+    ) -> list[tuple[str, str, str]]:
         """(method, repo_id, filename) of every /resolve/ request, in order; filtered by repo and method."""
         out = []
         with self._lock:
@@ -200,8 +221,14 @@ class FakeHub:
             for rid in self.repos:
                 prefix = f"/{rid}/resolve/"
                 if r.path.startswith(prefix):
-                    filename = r.path[len(prefix):].split("/", 1)[1] if "/" in r.path[len(prefix):] else ""
-                    if (repo_id is None or rid == repo_id) and (method is None or r.method == method):
+                    filename = (
+                        r.path[len(prefix) :].split("/", 1)[1]
+                        if "/" in r.path[len(prefix) :]
+                        else ""
+                    )
+                    if (repo_id is None or rid == repo_id) and (
+                        method is None or r.method == method
+                    ):
                         out.append((r.method, rid, filename))
         return out
 
@@ -221,7 +248,7 @@ class FakeHub:
         """The repo a path starts with (longest id first) and what follows it."""
         for rid in sorted(self.repos, key=len, reverse=True):
             if rest == rid or rest.startswith(rid + "/"):
-                return self.repos[rid], rest[len(rid):]
+                return self.repos[rid], rest[len(rid) :]
         return None, rest
 
 
@@ -245,8 +272,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.hub._record(Request(self.command, path, split.query, self.headers.get("Range")))
         try:
             if path.startswith("/api/models/"):
-                self._api(path[len("/api/models/"):], parse_qs(split.query), body)
-            elif path.startswith("/api/"):  # e.g. /api/agent-harnesses, which huggingface_hub asks once a process
+                self._api(path[len("/api/models/") :], parse_qs(split.query), body)
+            elif path.startswith(
+                "/api/"
+            ):  # e.g. /api/agent-harnesses, which huggingface_hub asks once a process
                 self._error(404, None, "Not found", body=body)
             else:
                 self._resolve(path.lstrip("/"), body)
@@ -283,18 +312,26 @@ class _Handler(BaseHTTPRequestHandler):
         recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
         prefix = folder + "/" if folder else ""
         if folder and not any(path.startswith(prefix) for path in repo.files):
-            return self._error(404, "EntryNotFound", f"{folder} does not exist", repo=repo, body=body)
+            return self._error(
+                404, "EntryNotFound", f"{folder} does not exist", repo=repo, body=body
+            )
         entries, folders = [], set()
         for path, f in repo.files.items():
             if not path.startswith(prefix):
                 continue
-            parts = path[len(prefix):].split("/")
+            parts = path[len(prefix) :].split("/")
             for depth in range(1, len(parts)):  # the folders on the way, as the Hub lists them
                 sub = prefix + "/".join(parts[:depth])
                 if (recursive or depth == 1) and sub not in folders:
                     folders.add(sub)
-                    entries.append({"type": "directory", "oid": hashlib.sha1(sub.encode()).hexdigest(), "size": 0,
-                                    "path": sub})
+                    entries.append(
+                        {
+                            "type": "directory",
+                            "oid": hashlib.sha1(sub.encode()).hexdigest(),
+                            "size": 0,
+                            "path": sub,
+                        }
+                    )
             if recursive or len(parts) == 1:
                 entries.append(repo.tree_entry(f))
         self._json(entries, body)
@@ -305,14 +342,20 @@ class _Handler(BaseHTTPRequestHandler):
         repo, tail = self.hub._find_repo(rest)
         m = re.fullmatch(r"/resolve/([^/]+)/(.+)", tail) if repo else None
         if repo is None or m is None:
-            return self._error(401 if repo is None else 404, "RepoNotFound" if repo is None else None,
-                               "Repository not found" if repo is None else "Not found", body=body)
+            return self._error(
+                401 if repo is None else 404,
+                "RepoNotFound" if repo is None else None,
+                "Repository not found" if repo is None else "Not found",
+                body=body,
+            )
         revision, filename = m.groups()
         if not self._revision_ok(repo, revision, body):
             return
         f = repo.files.get(filename)
         if f is None:
-            return self._error(404, "EntryNotFound", f"{filename} does not exist", repo=repo, body=body)
+            return self._error(
+                404, "EntryNotFound", f"{filename} does not exist", repo=repo, body=body
+            )
 
         start, end, status = 0, f.size - 1, 200
         wanted = self.headers.get("Range")
@@ -369,7 +412,14 @@ class _Handler(BaseHTTPRequestHandler):
         if body:
             self.wfile.write(payload)
 
-    def _error(self, status: int, code: str | None, message: str, repo: _Repo | None = None, body: bool = True) -> None:
+    def _error(
+        self,
+        status: int,
+        code: str | None,
+        message: str,
+        repo: _Repo | None = None,
+        body: bool = True,
+    ) -> None:
         payload = json.dumps({"error": message}).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -59,8 +59,12 @@ class StandIn(http.server.SimpleHTTPRequestHandler):
             path = os.path.join(path, "index.html")
         if not (path.endswith(".html") and os.path.isfile(path)):
             return False
-        html = Path(path).read_text(encoding="utf-8").replace(
-            "<head>", f"<head>{page_metas()}", 1).encode()
+        html = (
+            Path(path)
+            .read_text(encoding="utf-8")
+            .replace("<head>", f"<head>{page_metas()}", 1)
+            .encode()
+        )
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(html)))

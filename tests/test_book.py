@@ -24,8 +24,22 @@ def build(project: Path, site: Path) -> subprocess.CompletedProcess:
     """One strict build of the book in `project` into `site`, as `make book` runs it."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(project / "mkdocs.yml"), "-d", str(site)],
-        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(project / "mkdocs.yml"),
+            "-d",
+            str(site),
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -51,7 +65,9 @@ def span_of(obj) -> tuple[int, int]:
 
 
 def load_quoting():
-    spec = importlib.util.spec_from_file_location("book_quoting_under_test", ROOT / "docs/hooks/quoting.py")
+    spec = importlib.util.spec_from_file_location(
+        "book_quoting_under_test", ROOT / "docs/hooks/quoting.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -72,6 +88,7 @@ def page(site: Path, md_path: Path) -> str:
 
 
 # (a) ---------------------------------------------------------------------------------------------------
+
 
 def test_strict_build_quotes_the_real_lines(site):
     html = page(site, chapter1(ROOT / "docs"))
@@ -106,6 +123,7 @@ def test_every_module_has_a_source_page_kept_out_of_search_and_nav(site):
 
 # (b) ---------------------------------------------------------------------------------------------------
 
+
 def test_a_quote_of_a_renamed_function_fails_the_build(tmp_path):
     project = copy_project(tmp_path / "book")
     events_py = project / "agentloop/events.py"
@@ -116,7 +134,9 @@ def test_a_quote_of_a_renamed_function_fails_the_build(tmp_path):
     out = result.stdout + result.stderr
     assert result.returncode != 0, out
     chapter = chapter1(project / "docs").relative_to(project).as_posix()
-    assert re.search(re.escape(chapter) + r":\d+: quote agentloop\.events\.make: no object", out), out
+    assert re.search(re.escape(chapter) + r":\d+: quote agentloop\.events\.make: no object", out), (
+        out
+    )
     assert "Aborted" in out and "strict" in out
 
 
@@ -128,37 +148,52 @@ FIXTURE = "docs/chapters/99-fixture.md"
 def test_a_line_past_the_end_fails_the_build(tmp_path):
     project = copy_project(tmp_path / "book")
     n = len((project / "agentloop/events.py").read_text(encoding="utf-8").splitlines())
-    (project / FIXTURE).write_text(f"# Fixture\n\n::: quote agentloop/events.py:{n - 1}-{n + 1}\n", encoding="utf-8")
+    (project / FIXTURE).write_text(
+        f"# Fixture\n\n::: quote agentloop/events.py:{n - 1}-{n + 1}\n", encoding="utf-8"
+    )
     result = build(project, tmp_path / "site")
     out = result.stdout + result.stderr
     assert result.returncode != 0, out
-    assert f"{FIXTURE}:3: quote agentloop/events.py:{n - 1}-{n + 1}: line {n + 1} is past the end" in out, out
+    assert (
+        f"{FIXTURE}:3: quote agentloop/events.py:{n - 1}-{n + 1}: line {n + 1} is past the end"
+        in out
+    ), out
 
 
 def test_a_region_quotes_between_markers_and_a_missing_marker_fails(tmp_path):
     project = copy_project(tmp_path / "book")
     events_py = project / "agentloop/events.py"
     original = events_py.read_text(encoding="utf-8")
-    marked = original.rstrip("\n") + "\n\n\n# [quote:fixture]\ndef _fixture():\n    return 1\n# [/quote:fixture]\n"
+    marked = (
+        original.rstrip("\n")
+        + "\n\n\n# [quote:fixture]\ndef _fixture():\n    return 1\n# [/quote:fixture]\n"
+    )
     events_py.write_text(marked, encoding="utf-8")
     lines = marked.splitlines()
     first, last = lines.index("# [quote:fixture]") + 2, lines.index("# [/quote:fixture]")
-    (project / FIXTURE).write_text(f"# Fixture\n\n::: quote agentloop/events.py#fixture hl={first}\n", encoding="utf-8")
+    (project / FIXTURE).write_text(
+        f"# Fixture\n\n::: quote agentloop/events.py#fixture hl={first}\n", encoding="utf-8"
+    )
     ok = build(project, tmp_path / "site")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     html = (tmp_path / "site/chapters/99-fixture/index.html").read_text(encoding="utf-8")
     assert f"agentloop/events.py:{first}-{last}" in html
     assert "[quote:fixture]" not in html
-    assert 'class="hll"' in html  # hl= names a real line number: the block's first line is highlighted
+    assert (
+        'class="hll"' in html
+    )  # hl= names a real line number: the block's first line is highlighted
 
     events_py.write_text(marked.replace("# [/quote:fixture]\n", ""), encoding="utf-8")
     result = build(project, tmp_path / "site2")
     out = result.stdout + result.stderr
     assert result.returncode != 0, out
-    assert f"{FIXTURE}:3: quote agentloop/events.py#fixture: marker [/quote:fixture] not found" in out, out
+    assert (
+        f"{FIXTURE}:3: quote agentloop/events.py#fixture: marker [/quote:fixture] not found" in out
+    ), out
 
 
 # (d) ---------------------------------------------------------------------------------------------------
+
 
 def test_prose_references_become_links_to_source_lines(tmp_path):
     project = copy_project(tmp_path / "book")
@@ -172,8 +207,14 @@ def test_prose_references_become_links_to_source_lines(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     html = (tmp_path / "site/chapters/99-fixture/index.html").read_text(encoding="utf-8")
     assert '<a href="../../source/agentloop/events.py/#L3"><code>events.py:3</code></a>' in html
-    assert '<a href="../../source/agentloop/events.py/#L5"><code>agentloop/events.py:5</code></a>' in html
-    assert f'<a href="../../source/agentloop/events.py/#L{make_first}"><code>agentloop.events.make</code></a>' in html
+    assert (
+        '<a href="../../source/agentloop/events.py/#L5"><code>agentloop/events.py:5</code></a>'
+        in html
+    )
+    assert (
+        f'<a href="../../source/agentloop/events.py/#L{make_first}"><code>agentloop.events.make</code></a>'
+        in html
+    )
     # Code fences are left alone, directives in them included.
     assert "::: quote agentloop.events.nothing" in html
     source = (tmp_path / "site/source/agentloop/events.py/index.html").read_text(encoding="utf-8")
@@ -182,25 +223,38 @@ def test_prose_references_become_links_to_source_lines(tmp_path):
 
 # The plain functions, without a build ------------------------------------------------------------------
 
+
 def test_hl_counts_file_lines_and_indented_directives_keep_their_indent():
     quoting = load_quoting()
     index = quoting.build_index(ROOT)
     first, last = span_of(events.check)
-    page = quoting.PageContext(src_uri="chapters/x.md", url="chapters/x/", where="docs/chapters/x.md")
+    page = quoting.PageContext(
+        src_uri="chapters/x.md", url="chapters/x/", where="docs/chapters/x.md"
+    )
     md = f'=== "Tab"\n\n    ::: quote agentloop.events.check hl={first + 1},{last}\n'
     out, errors, _ = quoting.expand_page(md, index, page)
     assert errors == []
-    assert f'    ```python linenums="{first}" title="agentloop/events.py:{first}-{last}" hl_lines="2 {last - first + 1}"' in out
-    assert f'    [source](../source/agentloop/events.py.md#L{first} "agentloop/events.py:{first}"){{ .agentloop-quote-src }}' in out
+    assert (
+        f'    ```python linenums="{first}" title="agentloop/events.py:{first}-{last}" hl_lines="2 {last - first + 1}"'
+        in out
+    )
+    assert (
+        f'    [source](../source/agentloop/events.py.md#L{first} "agentloop/events.py:{first}"){{ .agentloop-quote-src }}'
+        in out
+    )
 
-    _, errors, _ = quoting.expand_page(f"::: quote agentloop.events.check hl={last + 1}\n", index, page)
+    _, errors, _ = quoting.expand_page(
+        f"::: quote agentloop.events.check hl={last + 1}\n", index, page
+    )
     assert errors and "outside the quoted lines" in errors[0]
 
 
 def test_errors_name_page_line_and_reference():
     quoting = load_quoting()
     index = quoting.build_index(ROOT)
-    page = quoting.PageContext(src_uri="chapters/x.md", url="chapters/x/", where="docs/chapters/x.md")
+    page = quoting.PageContext(
+        src_uri="chapters/x.md", url="chapters/x/", where="docs/chapters/x.md"
+    )
     md = "text\n\n::: quote agentloop.events.gone\n\nSee `agentloop.events.also_gone`.\n"
     _, errors, _ = quoting.expand_page(md, index, page)
     assert errors[0].startswith("docs/chapters/x.md:3: quote agentloop.events.gone: no object")

@@ -37,7 +37,9 @@ def test_live_ask_stream_approve_answer(site, browser):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    server = ServerThread(create_app(model=None, site_dir=site, port=port, device="cpu"), port).start()
+    server = ServerThread(
+        create_app(model=None, site_dir=site, port=port, device="cpu"), port
+    ).start()
     try:
         Client(server.url).wait_ready(120)
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
@@ -72,7 +74,9 @@ def test_replay_with_no_server(site, browser):
         panel.get_by_text("make serve").first.wait_for(timeout=20000)  # it says how to make it live
         play = panel.locator("button", has_text="Play").first
         if play.count():
-            panel.locator("select.al-speed").select_option("20")  # 1x takes as long as the recorded run did
+            panel.locator("select.al-speed").select_option(
+                "20"
+            )  # 1x takes as long as the recorded run did
             play.click()
         panel.locator(".al-run-end").wait_for(timeout=60000)
         assert str(48213 * 9127) in panel.inner_text()

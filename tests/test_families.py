@@ -8,13 +8,35 @@ from agentloop.model_families import FAMILIES, UnsupportedModel, for_model_type
 from agentloop.model_families.base import FormatError, strip_stop
 
 SCHEMAS = {
-    "run_python": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
-    "convert": {"type": "object", "properties": {
-        "value": {"type": "number"}, "times": {"type": "integer"}, "exact": {"type": "boolean"},
-        "units": {"type": "array", "items": {"type": "string"}}, "options": {"type": "object"}, "label": {"type": "string"}}},
+    "run_python": {
+        "type": "object",
+        "properties": {"code": {"type": "string"}},
+        "required": ["code"],
+    },
+    "convert": {
+        "type": "object",
+        "properties": {
+            "value": {"type": "number"},
+            "times": {"type": "integer"},
+            "exact": {"type": "boolean"},
+            "units": {"type": "array", "items": {"type": "string"}},
+            "options": {"type": "object"},
+            "label": {"type": "string"},
+        },
+    },
 }
-TOOLS = [{"type": "function", "function": {"name": n, "description": f"The {n} tool.", "parameters": p}} for n, p in SCHEMAS.items()]
-ARGS = {"value": 12.5, "times": 3, "exact": True, "units": ["km", "mi"], "options": {"round": 2}, "label": "42"}
+TOOLS = [
+    {"type": "function", "function": {"name": n, "description": f"The {n} tool.", "parameters": p}}
+    for n, p in SCHEMAS.items()
+]
+ARGS = {
+    "value": 12.5,
+    "times": 3,
+    "exact": True,
+    "units": ["km", "mi"],
+    "options": {"round": 2},
+    "label": "42",
+}
 CODE = 'words = "a, b"\nprint(len(words))  # {"not": "json"}'
 EMPTY_THOUGHT = "<|channel>thought\n<channel|>"
 
@@ -26,16 +48,24 @@ def model_part(backend, messages, thinking=False):
     # Gemma's prompt with thinking off ends in an empty, closed thought channel that its history leaves out:
     # the model writes after it, and the history has the model's turn without it.
     prompt = prompt.removesuffix(EMPTY_THOUGHT) if backend.family.key == "gemma4" else prompt
-    assert full.startswith(prompt), "the template must render the model's message after the prompt it was given"
+    assert full.startswith(prompt), (
+        "the template must render the model's message after the prompt it was given"
+    )
     # The template writes a newline after the stop token; the model's own output ends at the stop token.
-    return full[len(prompt):].removesuffix("\n")
+    return full[len(prompt) :].removesuffix("\n")
 
 
 @pytest.mark.parametrize("name,args", [("run_python", {"code": CODE}), ("convert", ARGS)])
 def test_rendered_call_parses_back(backend, name, args):
-    messages = [{"role": "user", "content": "Go."},
-                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]},
-                {"role": "tool", "name": name, "content": "done"}]
+    messages = [
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
+        },
+        {"role": "tool", "name": name, "content": "done"},
+    ]
     raw = model_part(backend, messages[:2])
     parsed = backend.family.parse(raw, SCHEMAS)
     assert parsed.error is None, parsed.error
@@ -43,7 +73,11 @@ def test_rendered_call_parses_back(backend, name, args):
     # The value types survive: Qwen's plain-text values through the schema, Gemma's through its notation.
     if name == "convert":
         got = parsed.tool_calls[0].arguments
-        assert isinstance(got["times"], int) and isinstance(got["exact"], bool) and got["label"] == "42"
+        assert (
+            isinstance(got["times"], int)
+            and isinstance(got["exact"], bool)
+            and got["label"] == "42"
+        )
 
 
 @pytest.mark.parametrize("name,args", [("run_python", {"code": CODE}), ("convert", ARGS)])
@@ -53,37 +87,72 @@ def test_write_call_is_the_inverse_of_parse(backend, name, args):
     parsed = backend.family.parse(written, SCHEMAS)
     assert parsed.error is None and parsed.content == "", parsed
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(name, args)]
-    messages = [{"role": "user", "content": "Go."},
-                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]},
-                {"role": "tool", "name": name, "content": "done"}]
+    messages = [
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
+        },
+        {"role": "tool", "name": name, "content": "done"},
+    ]
     # The stop token aside: Gemma's <|tool_response> is written by the template with the result that follows.
     pieces = backend.family.stop_pieces
-    assert strip_stop(written, pieces)[0] == strip_stop(model_part(backend, messages[:2]), pieces)[0]
+    assert (
+        strip_stop(written, pieces)[0] == strip_stop(model_part(backend, messages[:2]), pieces)[0]
+    )
 
 
 def test_thinking_and_reply_parse_back(backend):
-    messages = [{"role": "user", "content": "Hi"},
-                {"role": "assistant", "content": "Hello!", "reasoning_content": "A greeting."}]
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!", "reasoning_content": "A greeting."},
+    ]
     prompt = backend.render(messages[:1], None, True)
     raw = model_part(backend, messages, thinking=True)
-    if backend.family.key == "gemma4":  # Gemma's history never has the thought: the model writes it as this
+    if (
+        backend.family.key == "gemma4"
+    ):  # Gemma's history never has the thought: the model writes it as this
         assert "A greeting." not in raw
         raw = "<|channel>thought\nA greeting.<channel|>" + raw
-    parsed = backend.family.parse(raw, SCHEMAS, thinking_open=prompt.endswith(backend.family.thought_prefix))
-    assert (parsed.thinking, parsed.content, parsed.tool_calls, parsed.error) == ("A greeting.", "Hello!", [], None)
+    parsed = backend.family.parse(
+        raw, SCHEMAS, thinking_open=prompt.endswith(backend.family.thought_prefix)
+    )
+    assert (parsed.thinking, parsed.content, parsed.tool_calls, parsed.error) == (
+        "A greeting.",
+        "Hello!",
+        [],
+        None,
+    )
 
 
 def test_tool_result_goes_where_the_family_puts_it(backend):
-    messages = [{"role": "user", "content": "Go."},
-                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "run_python", "arguments": {"code": "print(4)"}}}]},
-                {"role": "tool", "name": "run_python", "content": "4\n"}]
+    messages = [
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "run_python", "arguments": {"code": "print(4)"}},
+                }
+            ],
+        },
+        {"role": "tool", "name": "run_python", "content": "4\n"},
+    ]
     prompt = backend.render(messages, TOOLS, False)
     if backend.family.key == "qwen3_5":
         # in a user turn, the result's text trimmed
-        assert "<|im_start|>user\n<tool_response>\n4\n</tool_response><|im_end|>\n<|im_start|>assistant\n" in prompt
+        assert (
+            "<|im_start|>user\n<tool_response>\n4\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+            in prompt
+        )
     else:  # in the same model turn, which stays open; with thinking off the empty thought channel follows
-        assert prompt.endswith('<|tool_response>response:run_python{value:<|"|>4\n<|"|>}<tool_response|>'
-                               + EMPTY_THOUGHT)
+        assert prompt.endswith(
+            '<|tool_response>response:run_python{value:<|"|>4\n<|"|>}<tool_response|>'
+            + EMPTY_THOUGHT
+        )
 
 
 QWEN_BAD = {
@@ -96,16 +165,22 @@ GEMMA_BAD = {
     "no closing tag": '<|tool_call>call:run_python{code:<|"|>print(1)<|"|>}<|tool_response>',
     "string not closed": '<|tool_call>call:run_python{code:<|"|>print(1)}<tool_call|><|tool_response>',
     "not call:": '<|tool_call>run_python{code:<|"|>x<|"|>}<tool_call|><|tool_response>',
-    "unknown tool": '<|tool_call>call:rm_rf{}<tool_call|><|tool_response>',
-    "value missing": '<|tool_call>call:run_python{code:}<tool_call|><|tool_response>',
+    "unknown tool": "<|tool_call>call:rm_rf{}<tool_call|><|tool_response>",
+    "value missing": "<|tool_call>call:run_python{code:}<tool_call|><|tool_response>",
     "value half marked up": '<|tool_call>call:run_python{code:print(<|"|>1<|"|>)}<tool_call|><|tool_response>',
-    "bare value not closed": '<|tool_call>call:run_python{code:Tokyo<tool_call|><|tool_response>',
-    "nested too deeply": '<|tool_call>call:run_python{code:' + "[" * 5000 + '<tool_call|><|tool_response>',
+    "bare value not closed": "<|tool_call>call:run_python{code:Tokyo<tool_call|><|tool_response>",
+    "nested too deeply": "<|tool_call>call:run_python{code:"
+    + "[" * 5000
+    + "<tool_call|><|tool_response>",
     "trailing text": '<|tool_call>call:run_python{code:<|"|>x<|"|>} and more<tool_call|><|tool_response>',
 }
 
 
-@pytest.mark.parametrize("family,case,raw", [("qwen3_5", k, v) for k, v in QWEN_BAD.items()] + [("gemma4", k, v) for k, v in GEMMA_BAD.items()])
+@pytest.mark.parametrize(
+    "family,case,raw",
+    [("qwen3_5", k, v) for k, v in QWEN_BAD.items()]
+    + [("gemma4", k, v) for k, v in GEMMA_BAD.items()],
+)
 def test_malformed_call_is_a_format_error_not_an_exception(family, case, raw):
     parsed = FAMILIES[family].parse(raw, SCHEMAS)
     assert isinstance(parsed.error, FormatError), case
@@ -121,7 +196,7 @@ GEMMA_UNQUOTED = {  # a value written without <|"|> marks, and what it is read a
     "spaces around it are dropped": ("location: San Francisco ", {"location": "San Francisco"}),
     "digits then letters are a string": ("label:12abc", {"label": "12abc"}),
     "text with a colon is a string": ("label:http://x/y", {"label": "http://x/y"}),
-    "inside a list": ("units:[km,<|\"|>mi<|\"|>,2]", {"units": ["km", "mi", 2]}),
+    "inside a list": ('units:[km,<|"|>mi<|"|>,2]', {"units": ["km", "mi", 2]}),
     "inside an object": ("options:{mode:fast,round:2}", {"options": {"mode": "fast", "round": 2}}),
 }
 
@@ -139,10 +214,20 @@ def test_gemma_reads_a_bare_value_as_a_string_unless_it_is_a_literal(case):
 def test_gemma_reads_nesting_up_to_its_limit_and_names_the_limit_past_it():
     from agentloop.model_families.gemma4 import MAX_DEPTH
 
-    def call(depth: int) -> str:  # code is a string; the nesting sits in an extra argument the parser reads first
-        return ('<|tool_call>call:run_python{code:<|"|>x<|"|>,extra:' + "[" * (depth - 1) + "1" + "]" * (depth - 1)
-                + "}<tool_call|><|tool_response>")
-    assert FAMILIES["gemma4"].parse(call(MAX_DEPTH), SCHEMAS).tool_calls  # {…} is level 1, the lists the rest
+    def call(
+        depth: int,
+    ) -> str:  # code is a string; the nesting sits in an extra argument the parser reads first
+        return (
+            '<|tool_call>call:run_python{code:<|"|>x<|"|>,extra:'
+            + "[" * (depth - 1)
+            + "1"
+            + "]" * (depth - 1)
+            + "}<tool_call|><|tool_response>"
+        )
+
+    assert (
+        FAMILIES["gemma4"].parse(call(MAX_DEPTH), SCHEMAS).tool_calls
+    )  # {…} is level 1, the lists the rest
     error = FAMILIES["gemma4"].parse(call(MAX_DEPTH + 1), SCHEMAS).error
     assert error and f"nested more than {MAX_DEPTH} deep" in error.message
 
@@ -154,8 +239,10 @@ def test_unknown_model_type_is_refused():
 
 
 def test_qwen_coerces_plain_text_by_schema():
-    raw = ("<tool_call>\n<function=convert>\n<parameter=value>\n3\n</parameter>\n<parameter=times>\nseven\n</parameter>\n"
-           "<parameter=label>\n007\n</parameter>\n</function>\n</tool_call><|im_end|>")
+    raw = (
+        "<tool_call>\n<function=convert>\n<parameter=value>\n3\n</parameter>\n<parameter=times>\nseven\n</parameter>\n"
+        "<parameter=label>\n007\n</parameter>\n</function>\n</tool_call><|im_end|>"
+    )
     args = FAMILIES["qwen3_5"].parse(raw, SCHEMAS).tool_calls[0].arguments
     # A value that does not fit its type stays text, so validation names the field.
     assert args == {"value": 3, "times": "seven", "label": "007"}

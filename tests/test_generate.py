@@ -12,7 +12,10 @@ from agentloop.model_families import Sampling
 
 PROMPTS = [
     [{"role": "user", "content": "What is 2 + 2?"}],
-    [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Sort 5, 3, 9 and count the letters in strawberry."}],
+    [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "Sort 5, 3, 9 and count the letters in strawberry."},
+    ],
     [{"role": "user", "content": "你好，請把 12 公里換成英里。"}],
 ]
 GREEDY = Sampling(temperature=0, max_new_tokens=220)
@@ -33,15 +36,26 @@ def test_greedy_matches_transformers_generate(backend):
     # A random model may stop early: both sides run without stop tokens, 220 tokens each.
     # transformers' generate() reads the stop tokens from the model's own generation_config, shared by every
     # test: swapped out here and put back whatever happens.
-    model_stops, backend.model.generation_config.eos_token_id = backend.model.generation_config.eos_token_id, None
+    model_stops, backend.model.generation_config.eos_token_id = (
+        backend.model.generation_config.eos_token_id,
+        None,
+    )
     try:
         for i, messages in enumerate(PROMPTS):
             encoded = backend.encode(backend.render(messages, None, thinking=i == 1))
-            ours = [ev["id"] for ev in run(without_stops(backend), encoded, GREEDY) if ev["type"] == "token"]
+            ours = [
+                ev["id"]
+                for ev in run(without_stops(backend), encoded, GREEDY)
+                if ev["type"] == "token"
+            ]
             config = GenerationConfig(max_new_tokens=220, do_sample=False, pad_token_id=0)
-            ref = backend.model.generate(torch.tensor([encoded.ids]), generation_config=config)[0, len(encoded.ids):].tolist()
+            ref = backend.model.generate(torch.tensor([encoded.ids]), generation_config=config)[
+                0, len(encoded.ids) :
+            ].tolist()
             assert len(ours) == 220
-            assert ours == ref, f"prompt {i}: first difference at {next(j for j, (a, b) in enumerate(zip(ours, ref)) if a != b)}"
+            assert ours == ref, (
+                f"prompt {i}: first difference at {next(j for j, (a, b) in enumerate(zip(ours, ref)) if a != b)}"
+            )
     finally:
         backend.model.generation_config.eos_token_id = model_stops
 
@@ -56,12 +70,16 @@ def test_events_are_the_documented_ones(backend):
     for i, ev in enumerate(tokens):
         events.check({**ev, "step": 1})  # the harness adds the step
         assert ev["index"] == i and ev["piece"] == backend.piece(ev["id"])
-        assert 0 < ev["p"] <= 1 and ev["rank"] >= 1 and 1 <= ev["kept"] <= 50 and len(ev["top"]) == 5
+        assert (
+            0 < ev["p"] <= 1 and ev["rank"] >= 1 and 1 <= ev["kept"] <= 50 and len(ev["top"]) == 5
+        )
         assert ev["channel"] in events.CHANNELS
     done = evs[-1]
     assert set(done) - {"type"} == set(events.DONE_FIELDS)
     assert done["n_tokens"] == len(tokens)
-    assert done["raw"] == backend.tokenizer.decode([ev["id"] for ev in tokens], skip_special_tokens=False)
+    assert done["raw"] == backend.tokenizer.decode(
+        [ev["id"] for ev in tokens], skip_special_tokens=False
+    )
 
 
 def test_text_pieces_join_to_the_output_and_characters_come_whole(backend):
@@ -104,7 +122,9 @@ def test_stop_token_ends_the_step(backend):
 def test_max_new_tokens(backend):
     encoded = backend.encode(backend.render(PROMPTS[0], None, False))
     done = run(without_stops(backend), encoded, Sampling(temperature=0, max_new_tokens=7))[-1]
-    assert done["finish"] == "max_new_tokens" and done["n_tokens"] == 7 and done["stop_piece"] is None
+    assert (
+        done["finish"] == "max_new_tokens" and done["n_tokens"] == 7 and done["stop_piece"] is None
+    )
 
 
 def test_stop_is_seen_within_one_token(backend):
@@ -124,7 +144,7 @@ def test_stop_is_seen_within_one_token(backend):
 def test_channels_follow_the_family_switch_tokens(backend):
     family = backend.family
     if family.key == "qwen3_5":
-        body = 'Let me see.\n</think>\n\nSure.\n\n<tool_call>\n<function=run_python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>\n</tool_call><|im_end|>'
+        body = "Let me see.\n</think>\n\nSure.\n\n<tool_call>\n<function=run_python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>\n</tool_call><|im_end|>"
         thinking = True
     else:
         body = '<|channel>thought\nLet me see.<channel|>Sure.<|tool_call>call:run_python{code:<|"|>print(1)<|"|>}<tool_call|><|tool_response>'
@@ -138,4 +158,6 @@ def test_channels_follow_the_family_switch_tokens(backend):
     assert "Let me see." in by_channel["thought"]
     assert "Sure." in by_channel["content"]
     assert "print(1)" in by_channel["tool_call"] and "Sure" not in by_channel["tool_call"]
-    assert set(family.channel_switch) & set(ev["piece"] for ev in tokens if ev["channel"] == "control")
+    assert set(family.channel_switch) & set(
+        ev["piece"] for ev in tokens if ev["channel"] == "control"
+    )

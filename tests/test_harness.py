@@ -35,8 +35,14 @@ def run(backend, outputs: list[str], tmp_path, decide=None, **settings) -> list[
         if event["type"] == "permission" and decide:
             threading.Thread(target=harness.decide, args=(event["call_id"], decide(event))).start()
 
-    harness = SimpleHarness(backend, [], "What is 2**64?", RunSettings(**{"max_new_tokens": 200, **settings}),
-                            emit, files=tmp_path)
+    harness = SimpleHarness(
+        backend,
+        [],
+        "What is 2**64?",
+        RunSettings(**{"max_new_tokens": 200, **settings}),
+        emit,
+        files=tmp_path,
+    )
     harness.run()
     backend.clear_forced()
     for event in got:
@@ -54,18 +60,43 @@ def only(evs: list[dict], kind: str) -> list[dict]:
 
 def test_approved_call_runs_and_the_answer_uses_its_result(backend, tmp_path):
     f = backend.family.key
-    evs = run(backend, [call(f, "print(2**64)"), answer(f, "It is 18446744073709551616.")], tmp_path, decide=lambda e: True)
-    assert kinds(evs) == ["run_start", "step_start", "context", "prefill", "model_end", "tool_call", "permission",
-                          "decision", "tool_result", "step_start", "context", "prefill", "model_end", "run_end"]
+    evs = run(
+        backend,
+        [call(f, "print(2**64)"), answer(f, "It is 18446744073709551616.")],
+        tmp_path,
+        decide=lambda e: True,
+    )
+    assert kinds(evs) == [
+        "run_start",
+        "step_start",
+        "context",
+        "prefill",
+        "model_end",
+        "tool_call",
+        "permission",
+        "decision",
+        "tool_result",
+        "step_start",
+        "context",
+        "prefill",
+        "model_end",
+        "run_end",
+    ]
     result = only(evs, "tool_result")[0]
     assert result["output"].strip() == "18446744073709551616" and not result["is_error"]
-    assert only(evs, "decision")[0]["approved"] is True and only(evs, "decision")[0]["by"] == "reader"
+    assert (
+        only(evs, "decision")[0]["approved"] is True and only(evs, "decision")[0]["by"] == "reader"
+    )
     end = evs[-1]
-    assert end["stop_reason"] == "final" and end["final"] == "It is 18446744073709551616." and end["steps"] == 2
+    assert (
+        end["stop_reason"] == "final"
+        and end["final"] == "It is 18446744073709551616."
+        and end["steps"] == 2
+    )
     # Step 2's prompt is step 1's plus what step 1 added: the call as the template writes it, and the result.
     first, second = only(evs, "context")
     assert first["added_from"] == 0 and 0 < second["added_from"] <= len(first["prompt"])
-    assert "18446744073709551616" in second["prompt"][second["added_from"]:]
+    assert "18446744073709551616" in second["prompt"][second["added_from"] :]
     assert second["roles"] == {"system": 1, "user": 1, "assistant": 1, "tool": 1}
     tokens = only(evs, "token")
     assert all(t["step"] in (1, 2) for t in tokens) and tokens[0]["index"] == 0
@@ -73,7 +104,9 @@ def test_approved_call_runs_and_the_answer_uses_its_result(backend, tmp_path):
 
 def test_denied_call_is_told_to_the_model(backend, tmp_path):
     f = backend.family.key
-    evs = run(backend, [call(f, "print(1)"), answer(f, "Alright.")], tmp_path, decide=lambda e: False)
+    evs = run(
+        backend, [call(f, "print(1)"), answer(f, "Alright.")], tmp_path, decide=lambda e: False
+    )
     result = only(evs, "tool_result")[0]
     assert result["is_error"] and "denied" in result["output"]
     assert "denied" in only(evs, "context")[1]["prompt"]
@@ -83,7 +116,12 @@ def test_denied_call_is_told_to_the_model(backend, tmp_path):
 def test_invalid_arguments_go_back_without_permission(backend, tmp_path):
     f = backend.family.key
     asked = []
-    evs = run(backend, [call(f, "x", key="source"), answer(f, "Sorry.")], tmp_path, decide=lambda e: asked.append(e) or True)
+    evs = run(
+        backend,
+        [call(f, "x", key="source"), answer(f, "Sorry.")],
+        tmp_path,
+        decide=lambda e: asked.append(e) or True,
+    )
     assert not asked and not only(evs, "permission")
     assert "error" in only(evs, "tool_call")[0]
     result = only(evs, "tool_result")[0]
@@ -102,7 +140,12 @@ def test_malformed_call_is_a_counted_format_error(backend, tmp_path):
 
 def test_repeated_call_is_caught(backend, tmp_path):
     f = backend.family.key
-    evs = run(backend, [call(f, "print(7)"), call(f, "print(7)"), answer(f, "7")], tmp_path, auto_approve=True)
+    evs = run(
+        backend,
+        [call(f, "print(7)"), call(f, "print(7)"), answer(f, "7")],
+        tmp_path,
+        auto_approve=True,
+    )
     first, second = only(evs, "tool_result")
     assert first["output"].strip() == "7" and not first["is_error"]
     assert second["is_error"] and "already made this exact call" in second["output"]
@@ -111,8 +154,16 @@ def test_repeated_call_is_caught(backend, tmp_path):
 
 def test_max_steps_ends_the_run(backend, tmp_path):
     f = backend.family.key
-    evs = run(backend, [call(f, "print(1)"), call(f, "print(2)")], tmp_path, auto_approve=True, max_steps=2)
-    assert evs[-1]["stop_reason"] == "max_steps" and evs[-1]["steps"] == 2 and evs[-1]["final"] == ""
+    evs = run(
+        backend,
+        [call(f, "print(1)"), call(f, "print(2)")],
+        tmp_path,
+        auto_approve=True,
+        max_steps=2,
+    )
+    assert (
+        evs[-1]["stop_reason"] == "max_steps" and evs[-1]["steps"] == 2 and evs[-1]["final"] == ""
+    )
 
 
 def test_stop_from_another_thread_ends_generation_within_one_token(backend, tmp_path):
@@ -127,7 +178,9 @@ def test_stop_from_another_thread_ends_generation_within_one_token(backend, tmp_
             time.sleep(0.2)  # the stop lands before the next token is asked for
             stopped_at.append(event["index"])
 
-    harness = SimpleHarness(backend, [], "Count.", RunSettings(max_new_tokens=300), emit, files=tmp_path)
+    harness = SimpleHarness(
+        backend, [], "Count.", RunSettings(max_new_tokens=300), emit, files=tmp_path
+    )
     harness.run()
     backend.clear_forced()
     tokens = only(got, "token")
@@ -141,7 +194,9 @@ def test_stop_while_waiting_for_permission(backend, tmp_path):
     f = backend.family.key
     backend.force(call(f, "print(1)"))
     got: list[dict] = []
-    harness = SimpleHarness(backend, [], "Go.", RunSettings(max_new_tokens=200), got.append, files=tmp_path)
+    harness = SimpleHarness(
+        backend, [], "Go.", RunSettings(max_new_tokens=200), got.append, files=tmp_path
+    )
     worker = threading.Thread(target=harness.run)
     worker.start()
     deadline = time.time() + 60
@@ -158,8 +213,14 @@ def test_time_limit_ends_a_wait_for_permission(backend, tmp_path):
     backend.force(call(backend.family.key, "print(1)"))
     got: list[dict] = []
     # Nobody decides: the run must end by itself when its time is up, with nothing run.
-    harness = SimpleHarness(backend, [], "Go.", RunSettings(max_new_tokens=200, time_limit_s=3.0), got.append,
-                            files=tmp_path)
+    harness = SimpleHarness(
+        backend,
+        [],
+        "Go.",
+        RunSettings(max_new_tokens=200, time_limit_s=3.0),
+        got.append,
+        files=tmp_path,
+    )
     worker = threading.Thread(target=harness.run)
     worker.start()
     worker.join(60)
@@ -185,8 +246,18 @@ def test_no_tools_means_no_tools_in_the_prompt(backend, tmp_path):
 
 def test_thinking_is_kept_under_the_familys_key(backend, tmp_path):
     f = backend.family.key
-    thought = "Let me compute.\n</think>\n\n" if f == "qwen3_5" else "<|channel>thought\nLet me compute.<channel|>"
-    evs = run(backend, [thought + call(f, "print(3)"), answer(f, "3")], tmp_path, auto_approve=True, thinking=True)
+    thought = (
+        "Let me compute.\n</think>\n\n"
+        if f == "qwen3_5"
+        else "<|channel>thought\nLet me compute.<channel|>"
+    )
+    evs = run(
+        backend,
+        [thought + call(f, "print(3)"), answer(f, "3")],
+        tmp_path,
+        auto_approve=True,
+        thinking=True,
+    )
     # Qwen writes the thought back after the question; Gemma's template never writes a thought back.
     assert ("Let me compute." in only(evs, "context")[1]["prompt"]) == (f == "qwen3_5")
     thought_tokens = [t for t in only(evs, "token") if t["channel"] == "thought"]
@@ -197,11 +268,19 @@ def test_a_denied_call_repeated_is_answered_as_denied(backend, tmp_path):
     # The model asks again for a call the reader denied: it is told the call was denied and never ran, not that
     # "its result is above" (there is none), and the reader is not asked twice.
     f = backend.family.key
-    evs = run(backend, [call(f, "print(7)"), call(f, "print(7)"), answer(f, "I cannot.")], tmp_path,
-              decide=lambda e: False)
+    evs = run(
+        backend,
+        [call(f, "print(7)"), call(f, "print(7)"), answer(f, "I cannot.")],
+        tmp_path,
+        decide=lambda e: False,
+    )
     first, second = only(evs, "tool_result")
     assert first["is_error"] and "denied" in first["output"]
-    assert second["is_error"] and "already denied" in second["output"] and "above" not in second["output"]
+    assert (
+        second["is_error"]
+        and "already denied" in second["output"]
+        and "above" not in second["output"]
+    )
     assert len(only(evs, "permission")) == 1
 
 

@@ -49,6 +49,7 @@ def base(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
     site = build_book(tmp_path_factory.mktemp("book") / "site")
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -77,6 +78,8 @@ def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
     ARTIFACTS.mkdir(exist_ok=True)
     for scheme, name in (("default", "light"), ("slate", "dark")):
         page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
-        for i, panel in enumerate(p for p in page.locator(".agentloop-panel").all() if p.is_visible()):
+        for i, panel in enumerate(
+            p for p in page.locator(".agentloop-panel").all() if p.is_visible()
+        ):
             panel.screenshot(path=str(ARTIFACTS / f"{stem}-replay-{i + 1}-{name}.png"))
     page.close()

@@ -26,7 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "docs" / "chapters"
 RUNS = CHAPTERS / "runs"
 PREFIXES = ("05", "06", "10", "12", "13", "14", "15")
-MODELS = {"tiny-qwen3_5": "qwen3_5", "tiny-gemma4": "gemma4", "agent-qwen3_5": "qwen3_5", "agent-gemma4": "gemma4"}
+MODELS = {
+    "tiny-qwen3_5": "qwen3_5",
+    "tiny-gemma4": "gemma4",
+    "agent-qwen3_5": "qwen3_5",
+    "agent-gemma4": "gemma4",
+}
 PANEL = re.compile(r'<div class="agentloop-panel"[^>]*>')
 REPLAY = re.compile(r'data-replay="runs/([^"]+)\.jsonl"')
 SCHEMAS = {name: TOOLS[name].parameters for name in RunSettings().tools}
@@ -48,15 +53,20 @@ def panels(prefix: str) -> list[str]:
 
 
 def specs() -> dict[str, dict]:
-    return {p.name.removesuffix(".spec.json"): json.loads(p.read_text(encoding="utf-8"))
-            for p in sorted(RUNS.glob("ch*.spec.json")) if p.name[2:4] in PREFIXES}
+    return {
+        p.name.removesuffix(".spec.json"): json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(RUNS.glob("ch*.spec.json"))
+        if p.name[2:4] in PREFIXES
+    }
 
 
 def recording(name: str) -> list[dict]:
     path = RUNS / f"{name}.jsonl"
     if not path.exists():
         pytest.skip(f"{path.name} is not recorded yet (scripts/record_runs.py {name})")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def only(evs: list[dict], kind: str) -> list[dict]:
@@ -147,14 +157,18 @@ def test_max_steps_run_calls_until_the_steps_run_out():
     spec = specs()["ch14-max-steps"]
     outputs = read("ch14-max-steps")
     assert len(outputs) == spec["settings"]["max_steps"] and all(is_call(o) for o in outputs)
-    assert len({json.dumps(o[0].arguments) for o in outputs}) == len(outputs)  # no repeat is caught instead
+    assert len({json.dumps(o[0].arguments) for o in outputs}) == len(
+        outputs
+    )  # no repeat is caught instead
 
 
 def test_format_errors_run_writes_as_many_broken_calls_as_end_a_run():
     spec = specs()["ch14-format-errors"]
     outputs = read("ch14-format-errors")
     limit = spec["settings"].get("max_format_errors", RunSettings().max_format_errors)
-    assert len(outputs) == limit <= spec["settings"]["max_steps"] and all(is_error(o) for o in outputs)
+    assert len(outputs) == limit <= spec["settings"]["max_steps"] and all(
+        is_error(o) for o in outputs
+    )
 
 
 def test_time_limit_run_writes_a_long_answer():
@@ -197,7 +211,9 @@ def render():
 
     tokenizers = {}
 
-    def render(family: str, messages: list[dict], tools=True, thinking=False, generation_prompt=True) -> str:
+    def render(
+        family: str, messages: list[dict], tools=True, thinking=False, generation_prompt=True
+    ) -> str:
         folder = MODELS_DIR / f"tiny-{family}"
         if not (folder / "tokenizer.json").exists():
             pytest.skip(f"{folder} is not built (make models)")
@@ -205,32 +221,57 @@ def render():
             tokenizers[family] = AutoTokenizer.from_pretrained(folder)
         schemas = [TOOLS["run_python"].schema()] if tools else None
         return tokenizers[family].apply_chat_template(
-            [{"role": "system", "content": SYSTEM_WITH_TOOLS}, *messages], tools=schemas, tokenize=False,
-            add_generation_prompt=generation_prompt, **FAMILIES[family].template_kwargs(thinking))
+            [{"role": "system", "content": SYSTEM_WITH_TOOLS}, *messages],
+            tools=schemas,
+            tokenize=False,
+            add_generation_prompt=generation_prompt,
+            **FAMILIES[family].template_kwargs(thinking),
+        )
 
     return render
 
 
 QUESTION = [{"role": "user", "content": "What is 2**64?"}]
 CALLED = QUESTION + [
-    {"role": "assistant", "content": "", "reasoning_content": "I will run Python.",
-     "tool_calls": [{"type": "function", "function": {"name": "run_python", "arguments": {"code": "print(2**64)"}}}]},
-    {"role": "tool", "name": "run_python", "tool_call_id": "1.0", "content": "18446744073709551616"},
+    {
+        "role": "assistant",
+        "content": "",
+        "reasoning_content": "I will run Python.",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": "run_python", "arguments": {"code": "print(2**64)"}},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "name": "run_python",
+        "tool_call_id": "1.0",
+        "content": "18446744073709551616",
+    },
 ]
 
 
 def test_gemma_template_as_chapters_5_and_6_describe_it(render):
     prompt = render("gemma4", QUESTION)
     assert prompt.startswith("<bos><|turn>system\n" + SYSTEM_WITH_TOOLS)
-    assert '<|tool>declaration:run_python{description:<|"|>' in prompt and 'type:<|"|>OBJECT<|"|>' in prompt
+    assert (
+        '<|tool>declaration:run_python{description:<|"|>' in prompt
+        and 'type:<|"|>OBJECT<|"|>' in prompt
+    )
     # Thinking off: the generation prompt ends in an empty thought channel, already closed.
-    assert prompt.endswith("<|turn>user\nWhat is 2**64?<turn|>\n<|turn>model\n<|channel>thought\n<channel|>")
+    assert prompt.endswith(
+        "<|turn>user\nWhat is 2**64?<turn|>\n<|turn>model\n<|channel>thought\n<channel|>"
+    )
     assert render("gemma4", QUESTION, thinking=True).startswith("<bos><|turn>system\n<|think|>")
     assert "declaration" not in render("gemma4", QUESTION, tools=False)
     step2 = render("gemma4", CALLED, thinking=True)
     # The call goes back in Gemma's notation, the result into the same open turn, and no new turn is opened.
-    assert step2.endswith('<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|>'
-                          '<|tool_response>response:run_python{value:<|"|>18446744073709551616<|"|>}<tool_response|>')
+    assert step2.endswith(
+        '<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|>'
+        '<|tool_response>response:run_python{value:<|"|>18446744073709551616<|"|>}<tool_response|>'
+    )
     assert "I will run Python." not in step2  # the model's thoughts are never written back
     assert step2.count("<|turn>model") == 1
 
@@ -241,16 +282,23 @@ def test_qwen_template_as_chapters_5_and_6_describe_it(render):
     assert prompt.startswith("<|im_start|>system\n# Tools\n") and "<bos>" not in prompt
     assert "</IMPORTANT>\n\n" + SYSTEM_WITH_TOOLS + "<|im_end|>\n" in prompt
     listed = prompt.split("<tools>\n", 1)[1].split("</tools>", 1)[0].strip().splitlines()
-    assert [json.loads(line) for line in listed] == [TOOLS["run_python"].schema()]  # schema() as it is
+    assert [json.loads(line) for line in listed] == [
+        TOOLS["run_python"].schema()
+    ]  # schema() as it is
     assert "<function=example_function_name>" in prompt
     assert prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
     assert render("qwen3_5", QUESTION, thinking=True).endswith("<|im_start|>assistant\n<think>\n")
     assert "<tools>" not in render("qwen3_5", QUESTION, tools=False)
     step2 = render("qwen3_5", CALLED, thinking=True)
     assert "<think>\nI will run Python.\n</think>" in step2
-    assert "<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n</tool_call>" in step2
-    assert step2.endswith("<|im_start|>user\n<tool_response>\n18446744073709551616\n</tool_response><|im_end|>\n"
-                          "<|im_start|>assistant\n<think>\n")
+    assert (
+        "<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n</tool_call>"
+        in step2
+    )
+    assert step2.endswith(
+        "<|im_start|>user\n<tool_response>\n18446744073709551616\n</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n"
+    )
 
 
 @pytest.mark.parametrize("family", ["gemma4", "qwen3_5"])
@@ -283,7 +331,9 @@ def test_recording_is_valid_events_of_its_spec(name):
     assert {k: start["settings"][k] for k in settings} == settings
 
 
-@pytest.mark.parametrize("name,declared", [("ch05-gemma", "<|tool>declaration:run_python"), ("ch05-qwen", "<tools>")])
+@pytest.mark.parametrize(
+    "name,declared", [("ch05-gemma", "<|tool>declaration:run_python"), ("ch05-qwen", "<tools>")]
+)
 def test_ch05_the_prompt_declares_the_tool(name, declared):
     evs = recording(name)
     assert only(evs, "run_start")[0]["tools"] == ["run_python"]
@@ -304,8 +354,13 @@ def test_ch10_kept_guesses_are_marked_and_the_counts_add_up():
         mtp = end["mtp"]
         assert sum(bool(t.get("drafted")) for t in tokens) == mtp["accepted"] > 0
         assert mtp["drafted"] == 6 * (mtp["forwards"] - 1)
-        assert end["n_tokens"] in (mtp["forwards"] + mtp["accepted"], mtp["forwards"] + mtp["accepted"] - 1)
-        assert not tokens[0].get("drafted")  # the first token of a step is the prefill's, never a guess
+        assert end["n_tokens"] in (
+            mtp["forwards"] + mtp["accepted"],
+            mtp["forwards"] + mtp["accepted"] - 1,
+        )
+        assert not tokens[0].get(
+            "drafted"
+        )  # the first token of a step is the prefill's, never a guess
 
 
 @pytest.mark.parametrize("name", ["ch06-gemma", "ch06-qwen"])
@@ -315,7 +370,7 @@ def test_ch06_step_two_adds_the_call_and_its_result(name):
     assert len(contexts) >= 2 and results
     first, second = contexts[:2]
     assert first["added_from"] == 0 and 0 < second["added_from"] <= len(first["prompt"])
-    assert results[0]["output"] in second["prompt"][second["added_from"]:]
+    assert results[0]["output"] in second["prompt"][second["added_from"] :]
 
 
 @pytest.mark.parametrize("name", ["ch12-thinking-gemma", "ch12-thinking-qwen"])
@@ -346,8 +401,15 @@ def test_ch13_the_sandbox_held():
     assert evs[-1]["stop_reason"] == "final"
 
 
-@pytest.mark.parametrize("name,reason", [("ch14-final", "final"), ("ch14-max-steps", "max_steps"),
-                                         ("ch14-format-errors", "format_errors"), ("ch14-time-limit", "time_limit")])
+@pytest.mark.parametrize(
+    "name,reason",
+    [
+        ("ch14-final", "final"),
+        ("ch14-max-steps", "max_steps"),
+        ("ch14-format-errors", "format_errors"),
+        ("ch14-time-limit", "time_limit"),
+    ],
+)
 def test_ch14_each_run_ends_the_way_its_tab_says(name, reason):
     evs = recording(name)
     assert evs[-1]["stop_reason"] == reason
@@ -373,7 +435,9 @@ def test_ch15_denied_call_is_told_to_the_model():
 def test_ch15_invalid_call_is_not_asked_about():
     evs = recording("ch15-invalid")
     invalid = only(evs, "tool_call")[0]
-    assert invalid["error"] and invalid["call_id"] not in {p["call_id"] for p in only(evs, "permission")}
+    assert invalid["error"] and invalid["call_id"] not in {
+        p["call_id"] for p in only(evs, "permission")
+    }
     assert [d["approved"] for d in only(evs, "decision")] == [True]
 
 

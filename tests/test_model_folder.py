@@ -42,8 +42,13 @@ def files_in(folder: Path) -> set[str]:
 def generates(path_or_id: str) -> SimpleBackend:
     """Load the model with SimpleBackend and greedily generate a few tokens."""
     b = SimpleBackend(path_or_id, device="cpu")
-    events = list(b.generate(b.encode(b.render([{"role": "user", "content": "hi"}], None, False)),
-                             Sampling(temperature=0, max_new_tokens=5), lambda: False))
+    events = list(
+        b.generate(
+            b.encode(b.render([{"role": "user", "content": "hi"}], None, False)),
+            Sampling(temperature=0, max_new_tokens=5),
+            lambda: False,
+        )
+    )
     tokens = [ev for ev in events if ev["type"] == "token"]
     assert 1 <= len(tokens) <= 5
     return b
@@ -65,7 +70,9 @@ def test_download_fetches_every_file_into_the_cache_and_loads(fake_hub, fake_hub
     assert files_in(folder) == files_in(source)
     for name in files_in(source):
         assert (folder / name).read_bytes() == (source / name).read_bytes()
-        assert (folder / name).resolve().parent == (cache / f"models--{ORG}--tiny-qwen3_5" / "blobs").resolve()
+        assert (folder / name).resolve().parent == (
+            cache / f"models--{ORG}--tiny-qwen3_5" / "blobs"
+        ).resolve()
     assert (cache / f"models--{ORG}--tiny-qwen3_5" / "refs" / "main").read_text() == sha
     # Each file came down once: config.json first and alone, then the rest (it was not fetched a second time).
     fetched = fake_hub.fetched(QWEN)
@@ -165,7 +172,9 @@ def test_checkpoint_files_fetch_everything_but_the_weights(fake_hub, fake_hub_re
     assert folder == snapshot(cache, QWEN, fake_hub.sha(QWEN))
     assert not any(r.path.endswith(".safetensors") for r in fake_hub.requests)
     assert NOT_WEIGHTS <= files_in(folder)
-    assert files_in(folder) == {n for n in files_in(fake_hub_repos[QWEN]) if not n.endswith(".safetensors")}
+    assert files_in(folder) == {
+        n for n in files_in(fake_hub_repos[QWEN]) if not n.endswith(".safetensors")
+    }
 
     fake_hub.clear()  # the whole model later: only the weights come down
     download(QWEN)

@@ -22,9 +22,13 @@ from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 ROOT = Path(__file__).resolve().parent.parent
 
 FORCED_CALL = {  # step 1 of a run: a run_python call, which then waits for a permission nobody gives
-    "gemma4": ['<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'],
-    "qwen3_5": ["<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
-                "</tool_call><|im_end|>"],
+    "gemma4": [
+        '<|tool_call>call:run_python{code:<|"|>print(2**64)<|"|>}<tool_call|><|tool_response>'
+    ],
+    "qwen3_5": [
+        "<tool_call>\n<function=run_python>\n<parameter=code>\nprint(2**64)\n</parameter>\n</function>\n"
+        "</tool_call><|im_end|>"
+    ],
 }
 
 
@@ -41,16 +45,35 @@ def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monke
     monkeypatch.setattr(agentloop.paths, "DEFAULT_MODEL", "agent-gemma4")
 
     menu = model_menu()
-    assert [m["id"] for m in menu] == ["agent-gemma4", "tiny-qwen3_5", "Qwen/Qwen3.5-0.8B", "google/gemma-4-E2B-it"]
+    assert [m["id"] for m in menu] == [
+        "agent-gemma4",
+        "tiny-qwen3_5",
+        "Qwen/Qwen3.5-0.8B",
+        "google/gemma-4-E2B-it",
+    ]
     assert [m["default"] for m in menu] == [True, False, False, False]
     for m in menu:
-        assert {"id", "kind", "family", "downloaded", "bytes", "parameters", "size", "description", "default"} <= set(m)
+        assert {
+            "id",
+            "kind",
+            "family",
+            "downloaded",
+            "bytes",
+            "parameters",
+            "size",
+            "description",
+            "default",
+        } <= set(m)
         assert set(m["description"]) == {"en", "zh"} and all(m["description"].values()), m
     agent, tiny, qwen, gemma = (m["description"] for m in menu)
     assert "toy" in agent["en"] and "Gemma 4" in agent["en"] and "run_python" in agent["en"]
     assert "models/agent-gemma4/README.md" in agent["en"] and "模型卡" in agent["zh"]
     assert "random weights" in tiny["en"] and "noise" in tiny["en"] and "隨機" in tiny["zh"]
-    assert "Hugging Face Hub" in qwen["en"] and "pinned revision" in qwen["en"] and "reachable" in qwen["en"]
+    assert (
+        "Hugging Face Hub" in qwen["en"]
+        and "pinned revision" in qwen["en"]
+        and "reachable" in qwen["en"]
+    )
     assert "none is pinned" in gemma["en"]
 
 
@@ -70,12 +93,20 @@ def book(site):
 
     for folder in TINY.values():
         if not (folder / "config.json").exists():
-            pytest.fail(f"{folder} is missing: run `make models` (agentloop models build-tiny) first")
+            pytest.fail(
+                f"{folder} is missing: run `make models` (agentloop models build-tiny) first"
+            )
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # two cores shared with other work
     port = free_port()
-    app = create_app(model=str(TINY["qwen3_5"]), site_dir=site, port=port, device="cpu", allow_forced=True,
-                     orphan_s=120)
+    app = create_app(
+        model=str(TINY["qwen3_5"]),
+        site_dir=site,
+        port=port,
+        device="cpu",
+        allow_forced=True,
+        orphan_s=120,
+    )
     srv = ServerThread(app, port).start()
     Client(srv.url).wait_ready()
     yield srv
@@ -100,8 +131,13 @@ def test_the_stand_in_plays_routes_the_real_server_has(book):
     """Each route tests/stand_in.py puts in its pages' agentloop-api meta is one the real server has: the same
     endpoint name, method and path template, so the panels ask the stand-in what they would ask the server."""
     app = book.server.config.app
-    real = {r.name: [method, r.path] for r in app.routes if r.path.startswith("/api/")
-            for method in sorted(getattr(r, "methods", None) or ()) if method != "HEAD"}
+    real = {
+        r.name: [method, r.path]
+        for r in app.routes
+        if r.path.startswith("/api/")
+        for method in sorted(getattr(r, "methods", None) or ())
+        if method != "HEAD"
+    }
     assert {name: real.get(name) for name in ROUTES} == ROUTES
 
 
@@ -126,18 +162,24 @@ def test_pick_load_and_every_tab_follows(book, browser):
         assert menu.locator("summary").inner_text().strip() == "Model: tiny-qwen3_5 (qwen3_5)"
         menu.locator("summary").click()
         select = menu.locator("select.al-model-select")
-        tab.wait_for_function("() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 4")
+        tab.wait_for_function(
+            "() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 4"
+        )
         options = select.locator("option").all_inner_texts()
         assert any(o.startswith("tiny-qwen3_5 (") for o in options), options
         assert any(o.startswith("tiny-gemma4 (gemma4") for o in options), options
-        assert any("Qwen/Qwen3.5-0.8B" in o and ("not downloaded" in o or "GB" in o) for o in options), options
+        assert any(
+            "Qwen/Qwen3.5-0.8B" in o and ("not downloaded" in o or "GB" in o) for o in options
+        ), options
         assert select.input_value() == "tiny-qwen3_5"  # the current model is selected
         assert menu.locator("button.al-load").is_disabled()  # it is loaded already
         assert "random weights" in menu.locator(".al-model-desc").inner_text()
 
         # Replaced on the switch: chapter 1's form starts from its recording's settings (issue 12, 10), the new
         # model's defaults filling what the recording leaves out.
-        recorded = json.loads((ROOT / "docs/chapters/runs/chapter1.jsonl").read_text().splitlines()[0])["settings"]
+        recorded = json.loads(
+            (ROOT / "docs/chapters/runs/chapter1.jsonl").read_text().splitlines()[0]
+        )["settings"]
         panel.locator('input[name="temperature"]').fill("4.5")
         select.select_option("tiny-gemma4")
         desc = menu.locator(".al-model-desc").inner_text()
@@ -150,17 +192,24 @@ def test_pick_load_and_every_tab_follows(book, browser):
         assert status["model"] == "tiny-gemma4"
         for p in (panel, other_panel):
             p.locator(".al-status", has_text="tiny-gemma4").wait_for(timeout=10000)
-            assert float(p.locator('input[name="temperature"]').input_value()) == recorded["temperature"]
+            assert (
+                float(p.locator('input[name="temperature"]').input_value())
+                == recorded["temperature"]
+            )
 
         # The other tab saw the switch on its next status poll (above); a page opened now shows it at once.
         assert other_panel.locator("select.al-model-select").input_value() == "tiny-gemma4"
         fresh = context.new_page()
         fresh.goto(chapter(book.url, "01"))
-        fresh.locator(".agentloop-panel .al-status", has_text="tiny-gemma4 (gemma4)").first.wait_for(timeout=20000)
+        fresh.locator(
+            ".agentloop-panel .al-status", has_text="tiny-gemma4 (gemma4)"
+        ).first.wait_for(timeout=20000)
         fresh.close()
 
         # While a run holds the model, a switch is refused (409), and the panel says so in both languages.
-        run_id = c.start_run("What is 2**64?", {"max_steps": 2, "max_new_tokens": 64}, forced=FORCED_CALL["gemma4"])
+        run_id = c.start_run(
+            "What is 2**64?", {"max_steps": 2, "max_new_tokens": 64}, forced=FORCED_CALL["gemma4"]
+        )
         try:
             select.select_option("tiny-qwen3_5")
             menu.locator("button.al-load").click()
@@ -179,32 +228,74 @@ def test_pick_load_and_every_tab_follows(book, browser):
 # -- the load's progress, from a stand-in server that paces the load stream -------------------------------------------
 
 
-
 def stand_in(site: Path, port: int = 0):
     """The book with the token meta tag, and a model API whose load streams: a download half done, then (when
     `go` is set) loading and ready; a load of "broken/model" ends in an error."""
-    state = {"model": "tiny-qwen3_5", "family": "qwen3_5", "loading": None, "posts": [],
-             "go": threading.Event()}
-    menu = [{"id": "tiny-qwen3_5", "kind": "tiny", "family": "qwen3_5", "downloaded": True, "bytes": 7_000_000,
-             "parameters": 3_600_000, "size": None, "default": True,
-             "description": {"en": "Random weights.", "zh": "隨機權重。"}},
-            {"id": "Qwen/Qwen3.5-0.8B", "kind": "real", "family": "qwen3_5", "downloaded": False, "bytes": None,
-             "parameters": None, "size": "0.8B", "default": False,
-             "description": {"en": "The real model.", "zh": "真正的模型。"}},
-            {"id": "broken/model", "kind": "real", "family": "qwen3_5", "downloaded": False, "bytes": None,
-             "parameters": None, "size": "1B", "default": False,
-             "description": {"en": "Fails.", "zh": "失敗。"}}]
+    state = {
+        "model": "tiny-qwen3_5",
+        "family": "qwen3_5",
+        "loading": None,
+        "posts": [],
+        "go": threading.Event(),
+    }
+    menu = [
+        {
+            "id": "tiny-qwen3_5",
+            "kind": "tiny",
+            "family": "qwen3_5",
+            "downloaded": True,
+            "bytes": 7_000_000,
+            "parameters": 3_600_000,
+            "size": None,
+            "default": True,
+            "description": {"en": "Random weights.", "zh": "隨機權重。"},
+        },
+        {
+            "id": "Qwen/Qwen3.5-0.8B",
+            "kind": "real",
+            "family": "qwen3_5",
+            "downloaded": False,
+            "bytes": None,
+            "parameters": None,
+            "size": "0.8B",
+            "default": False,
+            "description": {"en": "The real model.", "zh": "真正的模型。"},
+        },
+        {
+            "id": "broken/model",
+            "kind": "real",
+            "family": "qwen3_5",
+            "downloaded": False,
+            "bytes": None,
+            "parameters": None,
+            "size": "1B",
+            "default": False,
+            "description": {"en": "Fails.", "zh": "失敗。"},
+        },
+    ]
 
     class Handler(StandIn):
         def api_get(self) -> bool:
             if self.path == "/api/status":
-                self.send_json(200, {"ok": True, "model": None if state["loading"] else state["model"],
-                                     "family": None if state["loading"] else state["family"],
-                                     "loading": bool(state["loading"]), "loading_model": state["loading"],
-                                     "defaults": {"max_steps": 3}})
+                self.send_json(
+                    200,
+                    {
+                        "ok": True,
+                        "model": None if state["loading"] else state["model"],
+                        "family": None if state["loading"] else state["family"],
+                        "loading": bool(state["loading"]),
+                        "loading_model": state["loading"],
+                        "defaults": {"max_steps": 3},
+                    },
+                )
             elif self.path == "/api/models":
-                self.send_json(200, {"models": [{**m, "current": m["id"] == state["model"]} for m in menu],
-                                     "current": state["model"]})
+                self.send_json(
+                    200,
+                    {
+                        "models": [{**m, "current": m["id"] == state["model"]} for m in menu],
+                        "current": state["model"],
+                    },
+                )
             elif self.path == "/api/models/load/events":
                 self.stream_load(state["loading"])
             else:
@@ -217,9 +308,19 @@ def stand_in(site: Path, port: int = 0):
             self.event({"type": "family", "model": model, "family": "qwen3_5"})
             if model == "broken/model":
                 state["loading"] = None
-                return self.event({"type": "error", "message": {"en": "No Hub here.", "zh": "連不上 Hub。"}})
-            self.event({"type": "download", "model": model, "bytes_done": 50_000_000,
-                        "bytes_total": 100_000_000, "files_done": 1, "files_total": 4})
+                return self.event(
+                    {"type": "error", "message": {"en": "No Hub here.", "zh": "連不上 Hub。"}}
+                )
+            self.event(
+                {
+                    "type": "download",
+                    "model": model,
+                    "bytes_done": 50_000_000,
+                    "bytes_total": 100_000_000,
+                    "files_done": 1,
+                    "files_total": 4,
+                }
+            )
             state["go"].wait(20)
             self.event({"type": "loading", "model": model})
             state["model"], state["loading"] = model, None
@@ -231,7 +332,9 @@ def stand_in(site: Path, port: int = 0):
             if self.path == "/api/models/load":
                 state["loading"] = body["model"]
                 return self.send_json(202, {"ok": True, "load_id": "l1", "model": body["model"]})
-            return self.send_json(404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}})
+            return self.send_json(
+                404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}}
+            )
 
     Handler.site = site
     server = serve(Handler, port)
@@ -249,25 +352,34 @@ def test_a_load_shows_its_download_progress_then_ready_or_its_error(site, browse
         menu = panel.locator("details.al-model")
         menu.locator("summary").click()
         select = menu.locator("select.al-model-select")
-        page.wait_for_function("() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 3")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 3"
+        )
         assert any("0.8B, not downloaded" in o for o in select.locator("option").all_inner_texts())
         select.select_option("Qwen/Qwen3.5-0.8B")
         menu.locator("button.al-load").click()
 
         progress = menu.locator(".al-model-progress")
         progress.wait_for(state="visible", timeout=10000)
-        menu.locator(".al-model-progress-text", has_text="50.0 MB of 100 MB").wait_for(timeout=10000)
+        menu.locator(".al-model-progress-text", has_text="50.0 MB of 100 MB").wait_for(
+            timeout=10000
+        )
         bar = menu.locator("progress.al-model-bar")
         assert bar.evaluate("b => [b.value, b.max]") == [50_000_000, 100_000_000]
         assert "downloading Qwen/Qwen3.5-0.8B… 50%" in menu.locator("summary").inner_text()
-        assert "Live: downloading Qwen/Qwen3.5-0.8B… 50%" in panel.locator(".al-status").inner_text()
+        assert (
+            "Live: downloading Qwen/Qwen3.5-0.8B… 50%" in panel.locator(".al-status").inner_text()
+        )
         assert menu.locator("button.al-load").is_disabled()
         state["go"].set()
         panel.locator(".al-status", has_text="Qwen/Qwen3.5-0.8B (qwen3_5)").wait_for(timeout=10000)
         assert "Qwen/Qwen3.5-0.8B is loaded in 1.2 s" in menu.locator(".al-model-msg").inner_text()
         assert progress.is_hidden()
-        assert state["posts"][0] == ("/api/models/load", TOKEN,
-                                     {"model": "Qwen/Qwen3.5-0.8B", "backend": "transformers"})
+        assert state["posts"][0] == (
+            "/api/models/load",
+            TOKEN,
+            {"model": "Qwen/Qwen3.5-0.8B", "backend": "transformers"},
+        )
 
         select.select_option("broken/model")
         menu.locator("button.al-load").click()
@@ -293,7 +405,9 @@ TRACK_EVENT_SOURCES = """(() => {
 })();"""
 
 
-def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the_load(tmp_path, browser):
+def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the_load(
+    tmp_path, browser
+):
     """Material's instant navigation works only on the site_url's own origin: the book is built for this port."""
     port = free_port()
     site = build_book(tmp_path / "site", SITE_URL=f"http://127.0.0.1:{port}/")
@@ -309,7 +423,9 @@ def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the
         panel.locator("button.al-run").wait_for(timeout=20000)
         menu = panel.locator("details.al-model")
         menu.locator("summary").click()
-        page.wait_for_function("() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 3")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.agentloop-panel select.al-model-select option').length >= 3"
+        )
         menu.locator("select.al-model-select").select_option("Qwen/Qwen3.5-0.8B")
         menu.locator("button.al-load").click()
         menu.locator(".al-model-progress-text", has_text="50.0 MB").wait_for(timeout=10000)
@@ -318,13 +434,17 @@ def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the
         page.locator("a[href*='02-model-families']").first.click()  # instant: no reload
         page.wait_for_url("**/02-model-families/**")
         assert page.evaluate("() => window.__samePage") is True
-        page.locator(".agentloop-panel .al-status", has_text="downloading Qwen/Qwen3.5-0.8B… 50%").first.wait_for(
-            timeout=10000)
+        page.locator(
+            ".agentloop-panel .al-status", has_text="downloading Qwen/Qwen3.5-0.8B… 50%"
+        ).first.wait_for(timeout=10000)
         # The old page's stream is closed; this page follows the load again, from its first event.
-        page.wait_for_function("() => window.__sources.map((s) => s.readyState).join() === '2,1'", timeout=10000)
+        page.wait_for_function(
+            "() => window.__sources.map((s) => s.readyState).join() === '2,1'", timeout=10000
+        )
         state["go"].set()
-        page.locator(".agentloop-panel .al-status", has_text="Qwen/Qwen3.5-0.8B (qwen3_5)").first.wait_for(
-            timeout=10000)
+        page.locator(
+            ".agentloop-panel .al-status", has_text="Qwen/Qwen3.5-0.8B (qwen3_5)"
+        ).first.wait_for(timeout=10000)
         page.wait_for_function("() => window.__sources.every((s) => s.readyState === 2)")
     finally:
         page.close()
@@ -339,27 +459,69 @@ def backend_stand_in(site: Path):
     """A demo server whose menu offers agent-qwen3_5 on transformers and the vLLM server's agent-gemma4 on vLLM;
     a load switches model and backend at once."""
     state = {"model": "agent-qwen3_5", "family": "qwen3_5", "backend": "transformers", "posts": []}
-    menu = [{"id": "agent-gemma4", "kind": "served", "family": "gemma4", "downloaded": True, "bytes": None,
-             "parameters": None, "size": None, "default": False, "backends": ["vllm"],
-             "description": {"en": "Served by vLLM.", "zh": "由 vLLM 提供。"}},
-            {"id": "agent-qwen3_5", "kind": "trained", "family": "qwen3_5", "downloaded": True, "bytes": 7_000_000,
-             "parameters": 3_600_000, "size": None, "default": True, "backends": ["transformers"],
-             "description": {"en": "Trained here.", "zh": "在這裡訓練。"}}]
+    menu = [
+        {
+            "id": "agent-gemma4",
+            "kind": "served",
+            "family": "gemma4",
+            "downloaded": True,
+            "bytes": None,
+            "parameters": None,
+            "size": None,
+            "default": False,
+            "backends": ["vllm"],
+            "description": {"en": "Served by vLLM.", "zh": "由 vLLM 提供。"},
+        },
+        {
+            "id": "agent-qwen3_5",
+            "kind": "trained",
+            "family": "qwen3_5",
+            "downloaded": True,
+            "bytes": 7_000_000,
+            "parameters": 3_600_000,
+            "size": None,
+            "default": True,
+            "backends": ["transformers"],
+            "description": {"en": "Trained here.", "zh": "在這裡訓練。"},
+        },
+    ]
 
     class Handler(StandIn):
         def api_get(self) -> bool:
             if self.path == "/api/status":
                 vllm = state["backend"] == "vllm"
-                self.send_json(200, {"ok": True, "model": state["model"], "family": state["family"],
-                                     "backend": state["backend"], "where": "http://127.0.0.1:8100" if vllm else None,
-                                     "loading": False, "loading_model": None, "defaults": {"max_steps": 3}})
+                self.send_json(
+                    200,
+                    {
+                        "ok": True,
+                        "model": state["model"],
+                        "family": state["family"],
+                        "backend": state["backend"],
+                        "where": "http://127.0.0.1:8100" if vllm else None,
+                        "loading": False,
+                        "loading_model": None,
+                        "defaults": {"max_steps": 3},
+                    },
+                )
             elif self.path == "/api/models":
-                self.send_json(200, {"models": [{**m, "current": m["id"] == state["model"]} for m in menu],
-                                     "current": state["model"]})
+                self.send_json(
+                    200,
+                    {
+                        "models": [{**m, "current": m["id"] == state["model"]} for m in menu],
+                        "current": state["model"],
+                    },
+                )
             elif self.path == "/api/models/load/events":
                 self.start_events()
                 self.event({"type": "load_start", "load_id": "l1", "model": state["model"]})
-                self.event({"type": "ready", "model": state["model"], "family": state["family"], "ms": 10.0})
+                self.event(
+                    {
+                        "type": "ready",
+                        "model": state["model"],
+                        "family": state["family"],
+                        "ms": 10.0,
+                    }
+                )
             else:
                 return False
             return True
@@ -371,7 +533,9 @@ def backend_stand_in(site: Path):
                 entry = next(m for m in menu if m["id"] == body["model"])
                 state.update(model=entry["id"], family=entry["family"], backend=body["backend"])
                 return self.send_json(202, {"ok": True, "load_id": "l1", "model": body["model"]})
-            return self.send_json(404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}})
+            return self.send_json(
+                404, {"type": "error", "message": {"en": "Not here.", "zh": "沒有。"}}
+            )
 
     Handler.site = site
     return serve(Handler), state
@@ -391,28 +555,50 @@ def test_what_runs_the_model_switch_lists_that_backends_models_and_every_tab_fol
         menu.locator("summary").click()
         switch = menu.locator("select.al-backend-select")
         assert switch.input_value() == "transformers"
-        tab.wait_for_function("() => document.querySelector('select.al-model-select').options.length > 0")
-        assert menu.locator("select.al-model-select option").all_inner_texts()[0].startswith("agent-qwen3_5")
-        assert menu.locator("select.al-model-select option").count() == 1  # only what transformers can run
+        tab.wait_for_function(
+            "() => document.querySelector('select.al-model-select').options.length > 0"
+        )
+        assert (
+            menu.locator("select.al-model-select option")
+            .all_inner_texts()[0]
+            .startswith("agent-qwen3_5")
+        )
+        assert (
+            menu.locator("select.al-model-select option").count() == 1
+        )  # only what transformers can run
 
         switch.select_option("vllm")
         tab.wait_for_function(
-            "() => document.querySelector('select.al-model-select').value === 'agent-gemma4'")
+            "() => document.querySelector('select.al-model-select').value === 'agent-gemma4'"
+        )
         assert menu.locator("select.al-model-select option").count() == 1
         menu.locator("button.al-load").click()
-        panel.locator(".al-status", has_text="on vLLM at http://127.0.0.1:8100").wait_for(timeout=10000)
-        assert state["posts"][0] == ("/api/models/load", {"model": "agent-gemma4", "backend": "vllm"})
+        panel.locator(".al-status", has_text="on vLLM at http://127.0.0.1:8100").wait_for(
+            timeout=10000
+        )
+        assert state["posts"][0] == (
+            "/api/models/load",
+            {"model": "agent-gemma4", "backend": "vllm"},
+        )
         # The other tab follows on its next status poll: its switch and its status line.
         other_panel = other.locator(".agentloop-panel").first
-        other_panel.locator(".al-status", has_text="agent-gemma4 (gemma4), on vLLM").wait_for(timeout=10000)
+        other_panel.locator(".al-status", has_text="agent-gemma4 (gemma4), on vLLM").wait_for(
+            timeout=10000
+        )
         assert other_panel.locator("select.al-backend-select").input_value() == "vllm"
 
         switch.select_option("transformers")
         tab.wait_for_function(
-            "() => document.querySelector('select.al-model-select').value === 'agent-qwen3_5'")
+            "() => document.querySelector('select.al-model-select').value === 'agent-qwen3_5'"
+        )
         menu.locator("button.al-load").click()
-        panel.locator(".al-status", has_text="agent-qwen3_5 (qwen3_5), on this machine").wait_for(timeout=10000)
-        assert state["posts"][1] == ("/api/models/load", {"model": "agent-qwen3_5", "backend": "transformers"})
+        panel.locator(".al-status", has_text="agent-qwen3_5 (qwen3_5), on this machine").wait_for(
+            timeout=10000
+        )
+        assert state["posts"][1] == (
+            "/api/models/load",
+            {"model": "agent-qwen3_5", "backend": "transformers"},
+        )
     finally:
         context.close()
         server.shutdown()

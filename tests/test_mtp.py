@@ -37,7 +37,10 @@ def test_the_drafter_is_the_checkpoint_beside_the_model(gemma):
     assert gemma.drafter.folder == DRAFTER
     assert gemma.drafter.n_guesses == 6
     # tiny-gemma4: layers sliding, sliding, full, then two that reuse keys and values: the drafter reads 1 and 2.
-    assert kv_layers(gemma.model.config.get_text_config()) == {"sliding_attention": 1, "full_attention": 2}
+    assert kv_layers(gemma.model.config.get_text_config()) == {
+        "sliding_attention": 1,
+        "full_attention": 2,
+    }
 
 
 @pytest.mark.parametrize("question", ["Compute 67717 + 5255.", "Hello there!"])
@@ -48,9 +51,14 @@ def test_greedy_drafted_decoding_writes_what_plain_decoding_writes(gemma, questi
     assert drafted == plain and end["raw"] == plain_end["raw"]
     assert plain_end["mtp"] is None
     counts = end["mtp"]
-    assert counts["drafted"] == 6 * (counts["forwards"] - 1)  # six guesses a round, none before the prefill's token
+    assert counts["drafted"] == 6 * (
+        counts["forwards"] - 1
+    )  # six guesses a round, none before the prefill's token
     # Every forward pass gives the model's own token, plus the guesses it kept (the last round may be cut short).
-    assert end["n_tokens"] in (counts["forwards"] + counts["accepted"], counts["forwards"] + counts["accepted"] - 1)
+    assert end["n_tokens"] in (
+        counts["forwards"] + counts["accepted"],
+        counts["forwards"] + counts["accepted"] - 1,
+    )
 
 
 def test_kept_guesses_are_marked_drafted(gemma, monkeypatch):
@@ -63,7 +71,7 @@ def test_kept_guesses_are_marked_drafted(gemma, monkeypatch):
 
     def guess(token_id, hidden, cache):
         i = cache.get_seq_length() - prompt.n_tokens  # token_id is the i-th token written
-        guesses = (plain[i + 1:i + 7] + [0] * 6)[:6]
+        guesses = (plain[i + 1 : i + 7] + [0] * 6)[:6]
         k = len(rounds) % 6
         if len(rounds) % 2 and i + 1 + k < len(plain):  # every other round, guess k is wrong
             guesses[k] = 1 if plain[i + 1 + k] != 1 else 2
@@ -71,18 +79,26 @@ def test_kept_guesses_are_marked_drafted(gemma, monkeypatch):
         return guesses
 
     monkeypatch.setattr(gemma.drafter, "guess", guess)
-    events = list(gemma.generate(prompt, Sampling(temperature=0, max_new_tokens=300, mtp=True), lambda: False))
+    events = list(
+        gemma.generate(prompt, Sampling(temperature=0, max_new_tokens=300, mtp=True), lambda: False)
+    )
     toks = [e for e in events if e["type"] == "token"]
     assert [e["id"] for e in toks] == plain
-    assert [bool(e.get("drafted")) for e in toks[:8]] == [False] + [True] * 6 + [False]  # round 1: all kept
+    assert [bool(e.get("drafted")) for e in toks[:8]] == [False] + [True] * 6 + [
+        False
+    ]  # round 1: all kept
     counts = events[-1]["mtp"]
-    assert counts["accepted"] == sum(bool(e.get("drafted")) for e in toks) and counts["forwards"] == 1 + len(rounds)
+    assert counts["accepted"] == sum(bool(e.get("drafted")) for e in toks) and counts[
+        "forwards"
+    ] == 1 + len(rounds)
     assert counts["forwards"] < len(plain) / 3
 
 
 def test_sampled_drafted_decoding_runs_and_counts(gemma):
     torch.manual_seed(0)
-    ids, end = tokens(gemma, "Hello", temperature=1.0, top_k=64, top_p=0.95, max_new_tokens=60, mtp=True)
+    ids, end = tokens(
+        gemma, "Hello", temperature=1.0, top_k=64, top_p=0.95, max_new_tokens=60, mtp=True
+    )
     assert len(ids) == end["n_tokens"] == 60 and end["mtp"]["forwards"] >= 1
 
 
@@ -95,19 +111,32 @@ def test_training_shows_the_drafter_what_it_sees_at_run_time(gemma):
         ids = torch.randint(200, 2000, (1, 200), generator=torch.Generator().manual_seed(0))
         window = model.config.get_text_config().sliding_window
         with torch.no_grad():
-            seen = model(input_ids=ids, use_cache=False, output_hidden_states=True, return_shared_kv_states=True)
+            seen = model(
+                input_ids=ids,
+                use_cache=False,
+                output_hidden_states=True,
+                return_shared_kv_states=True,
+            )
             first = 1
             n = ids.shape[1] - first
-            last, hidden = drafter.step(columns(ids, first, n, 0), seen.hidden_states[-1][:, first - 1:-1],
-                                        torch.arange(first, ids.shape[1])[None], seen.shared_kv_states,
-                                        masks(first, ids.shape[1], window, torch.float64))
+            last, hidden = drafter.step(
+                columns(ids, first, n, 0),
+                seen.hidden_states[-1][:, first - 1 : -1],
+                torch.arange(first, ids.shape[1])[None],
+                seen.shared_kv_states,
+                masks(first, ids.shape[1], window, torch.float64),
+            )
             for p in (5, window - 1, window, 150, 199):
                 out = model(input_ids=ids[:, :p], use_cache=True, output_hidden_states=True)
                 cache = out.past_key_values
                 cache.activate_past_recording()
                 cache.crop(0)  # as after a round: the sliding window's cache down to window - 1
-                one, one_hidden = drafter.step(ids[:, p:p + 1], out.hidden_states[-1][:, -1:], torch.tensor([[p]]),
-                                               drafter.shared(cache))
+                one, one_hidden = drafter.step(
+                    ids[:, p : p + 1],
+                    out.hidden_states[-1][:, -1:],
+                    torch.tensor([[p]]),
+                    drafter.shared(cache),
+                )
                 assert torch.allclose(one[0, 0], last[0, p - first], rtol=0, atol=1e-9), p
                 assert torch.allclose(one_hidden[0, 0], hidden[0, p - first], rtol=0, atol=1e-9), p
     finally:
@@ -119,7 +148,9 @@ def test_a_model_without_a_drafter_says_so():
     with pytest.raises(ValueError, match="no MTP drafter"):
         qwen.load_drafter()
     events: list[dict] = []
-    run_reporting_errors(SimpleHarness(qwen, [], "Hi", RunSettings(mtp=True, max_new_tokens=4), events.append))
+    run_reporting_errors(
+        SimpleHarness(qwen, [], "Hi", RunSettings(mtp=True, max_new_tokens=4), events.append)
+    )
     assert any(e["type"] == "error" and "drafter" in e["message"]["en"] for e in events)
     assert events[-1]["type"] == "run_end"
 

@@ -53,8 +53,9 @@ def server(site):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    srv = ServerThread(create_app(model=None, site_dir=site, port=port, device="cpu", allow_forced=True),
-                       port).start()
+    srv = ServerThread(
+        create_app(model=None, site_dir=site, port=port, device="cpu", allow_forced=True), port
+    ).start()
     Client(srv.url).wait_ready(300)
     yield srv
     srv.stop()
@@ -70,8 +71,10 @@ def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, brows
     panel.locator("button.al-run").wait_for(timeout=30000)
     form = panel.locator("form.al-form")
     # The form starts from the recording beside it (ch08.spec.json), not from the server's defaults.
-    page.wait_for_function("document.querySelector('.al-form input[name=max_new_tokens]').value === '96'",
-                           timeout=20000)
+    page.wait_for_function(
+        "document.querySelector('.al-form input[name=max_new_tokens]').value === '96'",
+        timeout=20000,
+    )
     assert form.locator("input[name=temperature]").input_value() == "0"
     assert form.locator("input[name=auto_approve]").is_checked()
     # Qwen3.5 has no drafter here: no MTP switch.
@@ -84,7 +87,9 @@ def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, brows
     # Live events carry the line that sent them.
     links = panel.locator("a.al-src")
     assert links.count() > 0
-    assert all("simple_harness.py" in links.nth(i).get_attribute("href") for i in range(links.count()))
+    assert all(
+        "simple_harness.py" in links.nth(i).get_attribute("href") for i in range(links.count())
+    )
     panel.locator("button.al-stop").click()
     panel.locator(".al-run-end").wait_for(timeout=60000)  # the end is drawn too
     assert "user_stopped" in panel.inner_text()
@@ -100,7 +105,11 @@ def test_mtp_without_a_drafter_is_refused_with_a_clear_error(server):
     c = Client(server.url)
     assert c.status()["mtp"] is False
     r = c.post("/api/runs", {"question": "Hi", "settings": {"mtp": True}})
-    assert r.status_code == 400 and "no MTP drafter" in r.json()["message"]["en"] and r.json()["message"]["zh"]
+    assert (
+        r.status_code == 400
+        and "no MTP drafter" in r.json()["message"]["en"]
+        and r.json()["message"]["zh"]
+    )
     assert c.status()["busy"] is False
     c.close()
 
@@ -114,8 +123,14 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, br
     for text in (forced_call("print(7)"), forced_answer("7")):
         backend.force(text)
     run: list[dict] = []
-    SimpleHarness(backend, [], "What is 7?", RunSettings(max_new_tokens=64, auto_approve=True), run.append,
-                  files=tmp_path).run()
+    SimpleHarness(
+        backend,
+        [],
+        "What is 7?",
+        RunSettings(max_new_tokens=64, auto_approve=True),
+        run.append,
+        files=tmp_path,
+    ).run()
     backend.clear_forced()
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -128,14 +143,19 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, br
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-play").wait_for(timeout=20000)
         # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
-        waits = page.evaluate("""(run) => {
+        waits = page.evaluate(
+            """(run) => {
             const p = document.querySelector('.agentloop-panel')._alPanel;
             p.setupReplay(run);
             return p.events.map((ev, i) => [ev.type, ev.t_ms, i ? p.delayBefore(i) : 0]);
-        }""", run)
+        }""",
+            run,
+        )
         times = [t for _, t, _ in waits]
         for i in range(1, len(waits)):
-            assert waits[i][2] == pytest.approx(min(1500, max(0, times[i] - times[i - 1])), abs=1e-6)
+            assert waits[i][2] == pytest.approx(
+                min(1500, max(0, times[i] - times[i - 1])), abs=1e-6
+            )
         # So 1x takes as long as the run did (less any wait over 1.5 s), not 150 ms more per event.
         assert sum(w for _, _, w in waits) <= times[-1] - times[0] + 1e-6
         assert not asked, asked
@@ -152,24 +172,51 @@ def run_to_end(c: Client, body: dict) -> tuple[dict, list[dict]]:
 
 def test_a_follow_up_continues_the_conversation_and_its_files(server):
     c = Client(server.url)
-    first, evs = run_to_end(c, {"question": "Remember 7.", "settings": QUICK, "forced": [
-        forced_call("open('/data/n.txt', 'w').write('7')"), forced_answer("Saved.")]})
+    first, evs = run_to_end(
+        c,
+        {
+            "question": "Remember 7.",
+            "settings": QUICK,
+            "forced": [forced_call("open('/data/n.txt', 'w').write('7')"), forced_answer("Saved.")],
+        },
+    )
     assert evs[-1]["final"] == "Saved."
-    second, evs = run_to_end(c, {"question": "What did I ask you to remember?", "settings": QUICK,
-                                 "conversation_id": first["conversation_id"], "forced": [
-                                     forced_call("print(open('/data/n.txt').read())"), forced_answer("7")]})
-    assert second["conversation_id"] == first["conversation_id"] and second["run_id"] != first["run_id"]
+    second, evs = run_to_end(
+        c,
+        {
+            "question": "What did I ask you to remember?",
+            "settings": QUICK,
+            "conversation_id": first["conversation_id"],
+            "forced": [forced_call("print(open('/data/n.txt').read())"), forced_answer("7")],
+        },
+    )
+    assert (
+        second["conversation_id"] == first["conversation_id"]
+        and second["run_id"] != first["run_id"]
+    )
     prompt = next(e for e in evs if e["type"] == "context")["prompt"]
     assert prompt.index("Remember 7.") < prompt.index("Saved.") < prompt.index("What did I ask you")
-    assert next(e for e in evs if e["type"] == "tool_result")["output"].strip() == "7"  # the same /data
+    assert (
+        next(e for e in evs if e["type"] == "tool_result")["output"].strip() == "7"
+    )  # the same /data
     # A new conversation sees neither.
-    third, evs = run_to_end(c, {"question": "Anything saved?", "settings": QUICK, "forced": [
-        forced_call("import os; print(os.listdir('/data'))"), forced_answer("No.")]})
+    third, evs = run_to_end(
+        c,
+        {
+            "question": "Anything saved?",
+            "settings": QUICK,
+            "forced": [forced_call("import os; print(os.listdir('/data'))"), forced_answer("No.")],
+        },
+    )
     assert third["conversation_id"] != first["conversation_id"]
     assert "Remember 7." not in next(e for e in evs if e["type"] == "context")["prompt"]
     assert next(e for e in evs if e["type"] == "tool_result")["output"].strip() == "[]"
     r = c.post("/api/runs", {"question": "Hi", "conversation_id": "0123456789ab"})
-    assert r.status_code == 404 and "no conversation" in r.json()["message"]["en"] and r.json()["message"]["zh"]
+    assert (
+        r.status_code == 404
+        and "no conversation" in r.json()["message"]["en"]
+        and r.json()["message"]["zh"]
+    )
     c.close()
 
 
@@ -179,17 +226,23 @@ def test_the_server_keeps_a_bounded_number_of_conversations_and_says_when_one_ex
     assert not oldest.files.exists()  # its folder went with it
     with pytest.raises(ApiError) as e:
         kept.get(oldest.id)
-    assert e.value.status == 410 and "expired" in e.value.en and "last 2 conversations" in e.value.en
+    assert (
+        e.value.status == 410 and "expired" in e.value.en and "last 2 conversations" in e.value.en
+    )
     kept.close()
 
 
 def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
-    outputs = [[forced_call("open('/data/n.txt', 'w').write('7')"), forced_answer("Saved.")],
-               [forced_call("print(open('/data/n.txt').read())"), forced_answer("It is 7.")],
-               [forced_answer("A fresh start.")]]
+    outputs = [
+        [forced_call("open('/data/n.txt', 'w').write('7')"), forced_answer("Saved.")],
+        [forced_call("print(open('/data/n.txt').read())"), forced_answer("It is 7.")],
+        [forced_answer("A fresh start.")],
+    ]
 
-    def force(route):  # the server's testing aid (allow_forced): the model writes these, the rest is real
+    def force(
+        route,
+    ):  # the server's testing aid (allow_forced): the model writes these, the rest is real
         body = json.loads(route.request.post_data)
         route.continue_(post_data=json.dumps({**body, "forced": outputs.pop(0)}))
 
@@ -198,8 +251,10 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     # The form has taken chapter 1's recorded settings (chapter1.spec.json) before the test changes one.
-    page.wait_for_function("document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
-                           timeout=20000)
+    page.wait_for_function(
+        "document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
+        timeout=20000,
+    )
     panel.locator("input[name=auto_approve]").check()
     ask = panel.locator("textarea")
     new = panel.locator("button.al-new-conversation")

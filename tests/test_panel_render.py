@@ -24,25 +24,43 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)"
+    not Path(CHROMIUM).exists(),
+    reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)",
 )
 
 
 def top5(chosen: int, piece: str, p: float, kept: int) -> list[dict]:
     rest = [(900, "▁the", 0.08), (901, "▁a", 0.05), (902, "\n", 0.03), (903, "▁is", 0.01)]
     cands = sorted([(chosen, piece, p), *rest], key=lambda c: -c[2])[:5]
-    return [{"id": i, "piece": s, "p": q, "kept": rank < kept} for rank, (i, s, q) in enumerate(cands)]
+    return [
+        {"id": i, "piece": s, "p": q, "kept": rank < kept} for rank, (i, s, q) in enumerate(cands)
+    ]
 
 
-def tokens(step: int, channel: str, pieces: list[tuple[str, str, float]], start: int = 0) -> list[dict]:
+def tokens(
+    step: int, channel: str, pieces: list[tuple[str, str, float]], start: int = 0
+) -> list[dict]:
     out = []
     for n, (piece, text, p) in enumerate(pieces, start=start):
         special = piece.startswith("<")
-        out.append(make(
-            "token", step=step, index=n, id=100 + n, piece=piece, text="" if special else text, special=special,
-            channel=channel, p=p, logprob=round(math.log(p), 4), rank=1 if p >= 0.5 else 2,
-            p_sampled=p, kept=3, top=top5(100 + n, piece, p, 3),
-        ))
+        out.append(
+            make(
+                "token",
+                step=step,
+                index=n,
+                id=100 + n,
+                piece=piece,
+                text="" if special else text,
+                special=special,
+                channel=channel,
+                p=p,
+                logprob=round(math.log(p), 4),
+                rank=1 if p >= 0.5 else 2,
+                p_sampled=p,
+                kept=3,
+                top=top5(100 + n, piece, p, 3),
+            )
+        )
     return out
 
 
@@ -53,28 +71,88 @@ def drafted(events: list[dict], at: tuple[int, ...]) -> list[dict]:
 def recording() -> list[dict]:
     """A two-step run with a tool call, its permission and decision, an error, and the end."""
     run = [
-        make("run_start", run_id="test-run", harness="simple", model="tiny/qwen3_5", family="qwen3_5",
-             settings={"max_steps": 3, "temperature": 0.0, "use_tools": True}, tools=["run_python"]),
+        make(
+            "run_start",
+            run_id="test-run",
+            harness="simple",
+            model="tiny/qwen3_5",
+            family="qwen3_5",
+            settings={"max_steps": 3, "temperature": 0.0, "use_tools": True},
+            tools=["run_python"],
+        ),
         make("step_start", step=1),
-        make("context", step=1, prompt="<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n",
-             n_tokens=18, added_from=0, media_tokens=0, context_length=2048, roles={"system": 1, "user": 1}),
+        make(
+            "context",
+            step=1,
+            prompt="<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n",
+            n_tokens=18,
+            added_from=0,
+            media_tokens=0,
+            context_length=2048,
+            roles={"system": 1, "user": 1},
+        ),
         make("prefill", step=1, n_tokens=18, reused=0, ms=4.0),
-        *tokens(1, "thought", [("<think>", "", 0.99), ("▁Compute", "Compute", 0.42), ("▁it", " it", 0.81),
-                               ("</think>", "", 0.97)]),
-        *tokens(1, "tool_call", [("<tool_call>", "", 0.95), ("{\"", "{\"", 0.07)], start=4),
-        make("model_end", step=1, finish="stop_token", stop_piece="<|im_end|>", n_tokens=6, decode_ms=6.0,
-             tok_per_s=1000.0, mtp=None, raw="<think>Compute it</think><tool_call>{\""),
+        *tokens(
+            1,
+            "thought",
+            [
+                ("<think>", "", 0.99),
+                ("▁Compute", "Compute", 0.42),
+                ("▁it", " it", 0.81),
+                ("</think>", "", 0.97),
+            ],
+        ),
+        *tokens(1, "tool_call", [("<tool_call>", "", 0.95), ('{"', '{"', 0.07)], start=4),
+        make(
+            "model_end",
+            step=1,
+            finish="stop_token",
+            stop_piece="<|im_end|>",
+            n_tokens=6,
+            decode_ms=6.0,
+            tok_per_s=1000.0,
+            mtp=None,
+            raw='<think>Compute it</think><tool_call>{"',
+        ),
         make("tool_call", step=1, call_id="call-1", name="run_python", args={"code": "print(6*7)"}),
         make("permission", step=1, call_id="call-1"),
         make("decision", step=1, call_id="call-1", approved=True, by="user"),
-        make("tool_result", step=1, call_id="call-1", name="run_python", output="42\n", is_error=False, ms=3.0),
+        make(
+            "tool_result",
+            step=1,
+            call_id="call-1",
+            name="run_python",
+            output="42\n",
+            is_error=False,
+            ms=3.0,
+        ),
         make("step_start", step=2),
         make("prefill", step=2, n_tokens=2010, reused=1930, ms=9.0),  # 1,930 from step 1
         # Step 2 with MTP on: two guesses kept in two forward passes of the model.
-        *drafted(tokens(2, "content", [("▁It", "It", 0.93), ("▁is", " is", 0.88), ("▁42", " 42", 0.64),
-                                        ("<|im_end|>", "", 0.99)]), at=(1, 2)),
-        make("model_end", step=2, finish="stop_token", stop_piece="<|im_end|>", n_tokens=4, decode_ms=4.0,
-             tok_per_s=1000.0, mtp={"drafted": 6, "accepted": 2, "forwards": 2}, raw="It is 42<|im_end|>"),
+        *drafted(
+            tokens(
+                2,
+                "content",
+                [
+                    ("▁It", "It", 0.93),
+                    ("▁is", " is", 0.88),
+                    ("▁42", " 42", 0.64),
+                    ("<|im_end|>", "", 0.99),
+                ],
+            ),
+            at=(1, 2),
+        ),
+        make(
+            "model_end",
+            step=2,
+            finish="stop_token",
+            stop_piece="<|im_end|>",
+            n_tokens=4,
+            decode_ms=4.0,
+            tok_per_s=1000.0,
+            mtp={"drafted": 6, "accepted": 2, "forwards": 2},
+            raw="It is 42<|im_end|>",
+        ),
         make("error", message={"en": "An example error.", "zh": "一個範例錯誤。"}),
         make("run_end", stop_reason="final", final="It is 42", steps=2, ms=40.0),
     ]
@@ -90,7 +168,9 @@ def served(tmp_path_factory):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield site, f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
@@ -124,7 +204,9 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
 
     events = recording()
     replay_file.parent.mkdir(parents=True, exist_ok=True)
-    replay_file.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    replay_file.write_text(
+        "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8"
+    )
     page.goto(url)
     page.wait_for_selector(".agentloop-panel .al-play")
     assert "This is a recorded run" in page.inner_text(".agentloop-panel .al-note")
@@ -144,7 +226,9 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
     assert "Approved by user" in panel.locator(".al-permission").inner_text()
     assert panel.locator(".al-permission button:disabled").count() == 2
     assert "42" in panel.locator(".al-tool-result").inner_text()
-    prefills = [panel.locator(".al-prefill").nth(i).inner_text().replace("\n", "") for i in range(2)]
+    prefills = [
+        panel.locator(".al-prefill").nth(i).inner_text().replace("\n", "") for i in range(2)
+    ]
     assert "computed18 of 18 tokens" in prefills[0] and "reused" not in prefills[0]
     assert "computed80 of 2,010 tokens (1,930 reused)" in prefills[1]
     assert "It is 42" in panel.locator(".al-run-end").inner_text()
@@ -153,7 +237,9 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
     # Kept guesses are marked, the legend says what the mark means, and the step's end has the MTP figure.
     assert panel.locator(".al-step .al-tok.al-drafted").count() == 2
     assert "drafted: the drafter's guess" in panel.locator(".al-legend").inner_text()
-    assert "tokens per pass2.00" in panel.locator(".al-model-end").nth(1).inner_text().replace("\n", "")
+    assert "tokens per pass2.00" in panel.locator(".al-model-end").nth(1).inner_text().replace(
+        "\n", ""
+    )
 
     # Hovering a token shows the shared popover with rank, kept and the top 5.
     token = panel.locator(".al-step .al-tok").nth(1)  # "Compute", p = 0.42, rank 2
@@ -199,7 +285,11 @@ def test_renderer_draws_only_the_types_a_panel_asks_for(served, browser):
         recording(),
     )
     # What a run needs from the reader (the permission, the end, an error) is drawn whatever data-show says.
-    assert drawn == {"tokens": sum(e["type"] == "token" for e in recording()), "toolCalls": 0, "ends": 1}
+    assert drawn == {
+        "tokens": sum(e["type"] == "token" for e in recording()),
+        "toolCalls": 0,
+        "ends": 1,
+    }
     page.close()
 
 
@@ -214,7 +304,9 @@ def test_a_static_page_asks_nothing_of_the_api_even_after_instant_navigation(tmp
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), functools.partial(Quiet, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     paths: list[str] = []
@@ -225,9 +317,15 @@ def test_a_static_page_asks_nothing_of_the_api_even_after_instant_navigation(tmp
         page.goto(f"http://127.0.0.1:{port}/chapters/{chapter_stem('01')}/")
         page.locator(".agentloop-panel .al-mode", has_text="replay").first.wait_for()
         page.evaluate("() => { window.__samePage = true; }")
-        for number, panel in [("04", ".agentloop-stage .als-badge"), ("09", ".agentloop-stage .als-badge"),
-                              ("03", ".agentloop-stage .als-badge"), ("01", ".agentloop-panel .al-mode")]:
-            page.locator(f"nav a[href*='{chapter_stem(number)}']").first.click()  # instant: no reload
+        for number, panel in [
+            ("04", ".agentloop-stage .als-badge"),
+            ("09", ".agentloop-stage .als-badge"),
+            ("03", ".agentloop-stage .als-badge"),
+            ("01", ".agentloop-panel .al-mode"),
+        ]:
+            page.locator(
+                f"nav a[href*='{chapter_stem(number)}']"
+            ).first.click()  # instant: no reload
             page.wait_for_url(f"**/{chapter_stem(number)}/**")
             page.locator(panel, has_text="replay").first.wait_for()
         assert page.evaluate("() => window.__samePage") is True
@@ -246,6 +344,7 @@ def chapter_stem(number: str) -> str:
 
 # Live mode against a stand-in for the demo server that speaks docs/assets/README-panel.md's API. -----------
 
+
 def live_server(site: Path, events: list[dict]):
     """Serves the built book with the token meta tag injected, and the panel's API for one run that waits for
     a decision at its permission event."""
@@ -254,8 +353,15 @@ def live_server(site: Path, events: list[dict]):
     class Handler(StandIn):
         def api_get(self) -> bool:
             if self.path == "/api/status":
-                self.send_json(200, {"ok": True, "model": "stand-in", "family": "qwen3_5",
-                                     "defaults": {"max_steps": 3, "temperature": 0.0, "use_tools": True}})
+                self.send_json(
+                    200,
+                    {
+                        "ok": True,
+                        "model": "stand-in",
+                        "family": "qwen3_5",
+                        "defaults": {"max_steps": 3, "temperature": 0.0, "use_tools": True},
+                    },
+                )
             elif self.path == "/api/runs/run-1/events":
                 self.start_events()
                 for ev in events:
@@ -269,13 +375,17 @@ def live_server(site: Path, events: list[dict]):
         def do_POST(self):
             seen["posts"].append((self.path, self.headers.get("X-Agentloop-Token"), self.body()))
             if self.headers.get("X-Agentloop-Token") != TOKEN:
-                return self.send_json(403, make("error", message={"en": "Bad token.", "zh": "權杖錯誤。"}))
+                return self.send_json(
+                    403, make("error", message={"en": "Bad token.", "zh": "權杖錯誤。"})
+                )
             if self.path == "/api/runs":
                 return self.send_json(200, {"run_id": "run-1"})
             if self.path == "/api/runs/run-1/decision":
                 seen["decided"].set()
                 return self.send_json(200, {"ok": True})
-            return self.send_json(404, make("error", message={"en": "Not found.", "zh": "找不到。"}))
+            return self.send_json(
+                404, make("error", message={"en": "Not found.", "zh": "找不到。"})
+            )
 
     Handler.site = site
     server = serve(Handler)
@@ -299,17 +409,35 @@ def test_live_mode_runs_through_the_api(served, browser):
         form.locator(".al-run").click()
         approve = page.locator(".agentloop-panel .al-permission .al-approve")
         approve.wait_for()
-        page.wait_for_function("() => !document.querySelector('.agentloop-panel .al-approve').disabled")
+        page.wait_for_function(
+            "() => !document.querySelector('.agentloop-panel .al-approve').disabled"
+        )
         approve.click()
         page.wait_for_selector(".agentloop-panel .al-run-end", timeout=20_000)
         assert "Approved by user" in page.locator(".agentloop-panel .al-permission").inner_text()
 
         start, decision = seen["posts"][0], seen["posts"][1]
         # No `mtp`: this status does not say the model has a drafter, so the switch is not offered nor sent.
-        assert start == ("/api/runs", TOKEN, {"question": "What is 6*7?", "settings": {
-            "max_steps": 3, "temperature": 0, "thinking": False, "use_tools": True, "auto_approve": False,
-            "harness": "simple"}})
-        assert decision == ("/api/runs/run-1/decision", TOKEN, {"call_id": "call-1", "approve": True})
+        assert start == (
+            "/api/runs",
+            TOKEN,
+            {
+                "question": "What is 6*7?",
+                "settings": {
+                    "max_steps": 3,
+                    "temperature": 0,
+                    "thinking": False,
+                    "use_tools": True,
+                    "auto_approve": False,
+                    "harness": "simple",
+                },
+            },
+        )
+        assert decision == (
+            "/api/runs/run-1/decision",
+            TOKEN,
+            {"call_id": "call-1", "approve": True},
+        )
         page.close()
     finally:
         server.shutdown()
@@ -322,11 +450,26 @@ def test_a_calls_code_reads_as_code_and_the_noise_is_gone(served, browser):
     _, base = served
     code = 'total = 0\nfor n in range(3):\n    total += n\nprint("total", total)'
     events = [
-        make("run_start", run_id="r", harness="simple", model="m", family="qwen3_5",
-             settings={"temperature": 0.0, "tools": ["run_python"]}, tools=["run_python"]),
+        make(
+            "run_start",
+            run_id="r",
+            harness="simple",
+            model="m",
+            family="qwen3_5",
+            settings={"temperature": 0.0, "tools": ["run_python"]},
+            tools=["run_python"],
+        ),
         make("step_start", step=1),
-        make("context", step=1, prompt="x", n_tokens=1, added_from=0, media_tokens={}, context_length=64,
-             roles={"user": 1}),
+        make(
+            "context",
+            step=1,
+            prompt="x",
+            n_tokens=1,
+            added_from=0,
+            media_tokens={},
+            context_length=64,
+            roles={"user": 1},
+        ),
         *tokens(1, "control", [("<|im_end|>", "", 0.9999999)]),
         make("tool_call", step=1, call_id="1.0", name="run_python", args={"code": code}),
         make("permission", step=1, call_id="1.0"),
@@ -367,9 +510,19 @@ def test_the_model_and_context_tabs_sit_beside_the_step_cards(served, browser):
     Context the prompt as the model last read it with its step's added part marked and the tokens used."""
     _, base = served
     events = recording()
-    events.insert(events.index(next(e for e in events if e["type"] == "step_start" and e["step"] == 2)) + 1,
-                  make("context", step=2, prompt="OLD PART|NEW PART", n_tokens=512, added_from=9,
-                       media_tokens=0, context_length=2048, roles={"user": 1}))
+    events.insert(
+        events.index(next(e for e in events if e["type"] == "step_start" and e["step"] == 2)) + 1,
+        make(
+            "context",
+            step=2,
+            prompt="OLD PART|NEW PART",
+            n_tokens=512,
+            added_from=9,
+            media_tokens=0,
+            context_length=2048,
+            roles={"user": 1},
+        ),
+    )
     page = browser.new_page()
     page.goto(base)
     got = page.evaluate(
@@ -394,7 +547,11 @@ def test_the_model_and_context_tabs_sit_beside_the_step_cards(served, browser):
         events,
     )
     assert got["before"] == {"steps": True, "model": False}
-    assert got["rows"][0][:3] == ["1", "18", "4"] and got["rows"][0][3] == "6" and got["rows"][1][0] == "2"
+    assert (
+        got["rows"][0][:3] == ["1", "18", "4"]
+        and got["rows"][0][3] == "6"
+        and got["rows"][1][0] == "2"
+    )
     assert got["text"] == "OLD PART|NEW PART" and got["added"] == "NEW PART"
     assert float(got["meter"].rstrip("%")) == 25 and got["stepsHidden"]
     page.close()

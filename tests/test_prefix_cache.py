@@ -36,8 +36,10 @@ def agent_backends(family: str) -> tuple[SimpleBackend, SimpleBackend]:
     if family not in _loaded:
         if not (AGENT[family] / "config.json").exists():
             pytest.fail(f"{AGENT[family]} is missing: run `make models` first")
-        _loaded[family] = (SimpleBackend(str(AGENT[family]), device="cpu"),
-                           SimpleBackend(str(AGENT[family]), device="cpu", prefix_reuse=False))
+        _loaded[family] = (
+            SimpleBackend(str(AGENT[family]), device="cpu"),
+            SimpleBackend(str(AGENT[family]), device="cpu", prefix_reuse=False),
+        )
     return _loaded[family]
 
 
@@ -92,14 +94,21 @@ def first_difference(a: list[int], b: list[int]) -> int:
     return next(i for i, (x, y) in enumerate(zip([*a, -1], [*b, -2])) if x != y)
 
 
-@pytest.mark.parametrize("family,thinking,mtp", [
-    ("qwen3_5", False, False), ("qwen3_5", True, False),
-    ("gemma4", False, False), ("gemma4", True, False), ("gemma4", False, True),
-])
+@pytest.mark.parametrize(
+    "family,thinking,mtp",
+    [
+        ("qwen3_5", False, False),
+        ("qwen3_5", True, False),
+        ("gemma4", False, False),
+        ("gemma4", True, False),
+        ("gemma4", False, True),
+    ],
+)
 def test_a_run_writes_the_same_tokens_with_reuse(family, thinking, mtp, folder, tmp_path):
     reusing, whole = agent_backends(family)
-    settings = RunSettings(max_steps=4, max_new_tokens=96, thinking=thinking, mtp=mtp,
-                           auto_approve=True)
+    settings = RunSettings(
+        max_steps=4, max_new_tokens=96, thinking=thinking, mtp=mtp, auto_approve=True
+    )
     ours, our_logits = run(reusing, settings, folder)
     (tmp_path / "again").mkdir()
     theirs, their_logits = run(whole, settings, tmp_path / "again")
@@ -128,7 +137,7 @@ def test_a_prompt_diverging_inside_the_last_reply_reuses_up_to_the_divergence(fa
     first = ids_of(reusing, [{"role": "user", "content": QUESTION}])
     written = token_ids(generate(reusing, first))
     held = reusing.prefix.ids
-    assert held == (first.ids + written)[:len(held)] and len(held) == len(first.ids + written) - 1
+    assert held == (first.ids + written)[: len(held)] and len(held) == len(first.ids + written) - 1
     assert len(written) > 6
     diverged = len(first.ids) + 5  # the reply's sixth token differs
     rest = ids_of(reusing, [{"role": "user", "content": "And 2 + 2?"}]).ids[-12:]
@@ -152,10 +161,16 @@ def test_a_template_that_rewrites_history_stops_the_reuse_there(family):
     first = ids_of(reusing, [{"role": "user", "content": QUESTION}], thinking=True)
     generate(reusing, first, Sampling(temperature=0, max_new_tokens=48))
     held = reusing.prefix.ids
-    reply = {"role": "assistant", "content": "It is 18176301.",
-             reusing.family.thinking_key: "I should multiply them with the tool."}
-    second = ids_of(reusing, [{"role": "user", "content": QUESTION}, reply,
-                              {"role": "user", "content": "And 2 + 2?"}], thinking=True)
+    reply = {
+        "role": "assistant",
+        "content": "It is 18176301.",
+        reusing.family.thinking_key: "I should multiply them with the tool.",
+    }
+    second = ids_of(
+        reusing,
+        [{"role": "user", "content": QUESTION}, reply, {"role": "user", "content": "And 2 + 2?"}],
+        thinking=True,
+    )
     shared = first_difference(held, second.ids)
     assert shared <= len(first.ids), "the history is rewritten where the last reply began"
 
@@ -229,8 +244,11 @@ def test_unload_frees_the_kept_cache():
     after = []
     for _ in range(4):
         backend = SimpleBackend(str(AGENT["qwen3_5"]), device="cpu")
-        generate(backend, ids_of(backend, [{"role": "user", "content": "x " * 1500}]),
-                 Sampling(temperature=0, max_new_tokens=8))
+        generate(
+            backend,
+            ids_of(backend, [{"role": "user", "content": "x " * 1500}]),
+            Sampling(temperature=0, max_new_tokens=8),
+        )
         # The attention layer's keys and values, Gated DeltaNet's states and their copies.
         assert nbytes(backend.prefix) > 1_000_000
         cache = weakref.ref(backend.prefix.cache)

@@ -24,9 +24,15 @@ def client():
 
 def committed(name: str, spec: dict):
     path = RUNS / (f"{name}.jsonl" if spec["kind"] == "run" else f"{name}.json")
-    assert path.exists(), f"{path.name} was never recorded: run python scripts/record_runs.py {name}"
+    assert path.exists(), (
+        f"{path.name} was never recorded: run python scripts/record_runs.py {name}"
+    )
     text = path.read_text()
-    return [json.loads(line) for line in text.splitlines()] if spec["kind"] == "run" else json.loads(text)
+    return (
+        [json.loads(line) for line in text.splitlines()]
+        if spec["kind"] == "run"
+        else json.loads(text)
+    )
 
 
 def test_there_are_recordings():
@@ -38,9 +44,13 @@ def test_recording_keeps_its_structure(client, name):
     spec = SPECS[name]
     old = committed(name, spec)
     new = record(spec, client)
-    assert structure(new) == structure(old), f"{name} changed: re-record it with python scripts/record_runs.py {name}"
+    assert structure(new) == structure(old), (
+        f"{name} changed: re-record it with python scripts/record_runs.py {name}"
+    )
     if spec["kind"] == "run":
         assert new[0]["type"] == "run_start" and new[-1]["type"] == "run_end"
-        if spec.get("settings", {}).get("temperature", 1) == 0:  # greedy: the same calls and the same answer
+        if (
+            spec.get("settings", {}).get("temperature", 1) == 0
+        ):  # greedy: the same calls and the same answer
             calls = lambda evs: [(e["name"], e["args"]) for e in evs if e["type"] == "tool_call"]  # noqa: E731
             assert calls(new) == calls(old) and new[-1]["final"] == old[-1]["final"]

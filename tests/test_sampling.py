@@ -49,13 +49,17 @@ def test_top_k_keeps_k():
 def test_top_p_keeps_the_smallest_prefix_that_reaches_p():
     probs = [0.4, 0.3, 0.15, 0.1, 0.05]
     for top_p, kept in [(0.4, 1), (0.41, 2), (0.7, 2), (0.71, 3), (0.85, 3), (0.86, 4), (1.0, 5)]:
-        _, details = sample(logits_of(probs), Sampling(temperature=1.0, top_k=0, top_p=top_p), piece)
+        _, details = sample(
+            logits_of(probs), Sampling(temperature=1.0, top_k=0, top_p=top_p), piece
+        )
         assert details["kept"] == kept, top_p
 
 
 def test_at_least_one_token_is_kept():
     for _ in range(20):
-        token, details = sample(logits_of([0.2, 0.5, 0.3]), Sampling(temperature=1.0, top_p=0.0), piece)
+        token, details = sample(
+            logits_of([0.2, 0.5, 0.3]), Sampling(temperature=1.0, top_p=0.0), piece
+        )
         assert token == 1 and details["kept"] == 1 and details["p_sampled"] == pytest.approx(1.0)
 
 
@@ -76,7 +80,10 @@ def expected(probs, temperature, top_k, top_p):
     return {i: p / z for p, i in kept}
 
 
-@pytest.mark.parametrize("temperature,top_k,top_p,draft", [(0.7, 4, 0.9, None), (1.3, 0, 0.8, None), (1.0, 5, 1.0, 2), (0.9, 0, 0.95, 0)])
+@pytest.mark.parametrize(
+    "temperature,top_k,top_p,draft",
+    [(0.7, 4, 0.9, None), (1.3, 0, 0.8, None), (1.0, 5, 1.0, 2), (0.9, 0, 0.95, 0)],
+)
 def test_sampled_frequencies_match_the_renormalized_distribution(temperature, top_k, top_p, draft):
     probs = [0.3, 0.2, 0.15, 0.12, 0.1, 0.08, 0.05]
     want = expected(probs, temperature, top_k, top_p)
@@ -84,7 +91,12 @@ def test_sampled_frequencies_match_the_renormalized_distribution(temperature, to
     n = 20000
     counts: dict[int, int] = {}
     for _ in range(n):
-        token, _ = sample(logits_of(probs), Sampling(temperature=temperature, top_k=top_k, top_p=top_p), piece, draft=draft)
+        token, _ = sample(
+            logits_of(probs),
+            Sampling(temperature=temperature, top_k=top_k, top_p=top_p),
+            piece,
+            draft=draft,
+        )
         counts[token] = counts.get(token, 0) + 1
     assert set(counts) <= set(want)
     # Chi-square against the expected distribution; 30 is far beyond the 99.9th percentile for these few classes.

@@ -24,8 +24,10 @@ from tests.conftest import TINY
 from tests.fake_hub import ORG, UNSUPPORTED
 
 FORCED = {  # step 1 a run_python call, step 2 the answer, each ending with the family's stop token
-    key: [family.write_call("run_python", {"code": "print(2**64)"}),
-          "The answer is 18446744073709551616." + family.stop_pieces[0]]
+    key: [
+        family.write_call("run_python", {"code": "print(2**64)"}),
+        "The answer is 18446744073709551616." + family.stop_pieces[0],
+    ]
     for key, family in FAMILIES.items()
 }
 SETTINGS = {"max_new_tokens": 64, "max_steps": 3, "temperature": 0, "tools": ["run_python"]}
@@ -39,13 +41,21 @@ def server(tmp_path_factory):
 
     for folder in TINY.values():
         if not (folder / "config.json").exists():
-            pytest.fail(f"{folder} is missing: run `make models` (agentloop models build-tiny) first")
+            pytest.fail(
+                f"{folder} is missing: run `make models` (agentloop models build-tiny) first"
+            )
     # Two cores shared with other work: one intra-op thread keeps torch from stalling on a busy core.
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    app = create_app(model=str(TINY["qwen3_5"]), site_dir=tmp_path_factory.mktemp("book") / "site", port=port,
-                     allow_forced=True, device="cpu", orphan_s=ORPHAN_S)
+    app = create_app(
+        model=str(TINY["qwen3_5"]),
+        site_dir=tmp_path_factory.mktemp("book") / "site",
+        port=port,
+        allow_forced=True,
+        device="cpu",
+        orphan_s=ORPHAN_S,
+    )
     srv = ServerThread(app, port).start()
     Client(srv.url).wait_ready()
     yield srv
@@ -81,7 +91,9 @@ def run_through(c: Client, run_id: str, approve: bool | None = None) -> list[dic
     for e in c.run_events(run_id):
         seen.append(e)
         if e["type"] == "permission" and approve is not None:
-            r = c.post(f"/api/runs/{run_id}/decision", {"call_id": e["call_id"], "approve": approve})
+            r = c.post(
+                f"/api/runs/{run_id}/decision", {"call_id": e["call_id"], "approve": approve}
+            )
             assert r.status_code == 200, r.text
     return seen
 
@@ -111,14 +123,24 @@ def wait_for(predicate, timeout: float = 20, what: str = "a condition"):
 
 def test_status_describes_the_one_model(client):
     s = client.status()
-    assert s["ok"] and s["model"] == "tiny-qwen3_5" and s["family"] == "qwen3_5" and s["harness"] == "simple"
+    assert (
+        s["ok"]
+        and s["model"] == "tiny-qwen3_5"
+        and s["family"] == "qwen3_5"
+        and s["harness"] == "simple"
+    )
     assert s["backend"] == "transformers" and s["device"] == "cpu" and s["dtype"] == "float32"
     assert s["busy"] is False and s["loading"] is False
     d = s["defaults"]
-    assert (d["temperature"], d["top_p"], d["top_k"]) == (1.0, 1.0, 20)  # the checkpoint's recommended sampling
+    assert (d["temperature"], d["top_p"], d["top_k"]) == (
+        1.0,
+        1.0,
+        20,
+    )  # the checkpoint's recommended sampling
     assert {"max_steps", "max_new_tokens", "thinking", "use_tools", "auto_approve"} <= set(d)
     # The tools the live form's checklist offers: the harness's registry, in its order.
     from agentloop.tools import TOOLS
+
     assert s["tools"] == [{"name": t.name, "description": t.description} for t in TOOLS.values()]
     assert set(d["tools"]) <= set(TOOLS)
     specs = s["specs"]
@@ -126,7 +148,11 @@ def test_status_describes_the_one_model(client):
     assert specs["layers"] == config["num_hidden_layers"] == len(specs["layer_types"])
     assert specs["layer_type_counts"] == {"linear_attention": 3, "full_attention": 1}
     assert (specs["hidden_size"], specs["heads"], specs["kv_heads"], specs["vocabulary"]) == (
-        config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"], config["vocab_size"])
+        config["hidden_size"],
+        config["num_attention_heads"],
+        config["num_key_value_heads"],
+        config["vocab_size"],
+    )
     assert specs["context_length"] == 4096 and specs["parameters"] > 1_000_000
 
 
@@ -146,8 +172,19 @@ def test_the_pages_carry_the_api_table_of_every_route(client):
     openapi = client.get("/api/openapi.json").json()["paths"]
     described = {(method.upper(), path) for path, item in openapi.items() for method in item}
     assert {tuple(entry) for entry in table.values()} == described
-    for name in ("status", "models", "load", "load_events", "start_run", "run_events", "decision", "stop",
-                 "render", "tokenize", "next_token"):
+    for name in (
+        "status",
+        "models",
+        "load",
+        "load_events",
+        "start_run",
+        "run_events",
+        "decision",
+        "stop",
+        "render",
+        "tokenize",
+        "next_token",
+    ):
         assert name in table, name
     assert table["run_events"] == ["GET", "/api/runs/{run_id}/events"]
     assert table["start_run"] == ["POST", "/api/runs"]
@@ -162,7 +199,10 @@ def test_model_menu(client):
     assert "tiny-gemma4-assistant" not in by_id  # the MTP drafter is no model to chat with
     for real, family in (("Qwen/Qwen3.5-0.8B", "qwen3_5"), ("google/gemma-4-E2B-it", "gemma4")):
         assert by_id[real]["kind"] == "real" and by_id[real]["family"] == family
-        assert by_id[real]["downloaded"] == (model_folder.MODELS_DIR / f"models--{real.replace('/', '--')}").is_dir()
+        assert (
+            by_id[real]["downloaded"]
+            == (model_folder.MODELS_DIR / f"models--{real.replace('/', '--')}").is_dir()
+        )
 
 
 # -- runs ------------------------------------------------------------------------------------------------------------
@@ -179,12 +219,31 @@ def test_a_run_approved_end_to_end_streams_exactly_the_event_vocabulary(client):
         assert re.fullmatch(r"data: \{[^\n]*\}\n\n", message), message
         evs.append(json.loads(message[6:]))
         if evs[-1]["type"] == "permission":
-            assert client.post(f"/api/runs/{run_id}/decision",
-                               {"call_id": evs[-1]["call_id"], "approve": True}).json() == {"ok": True}
+            assert client.post(
+                f"/api/runs/{run_id}/decision", {"call_id": evs[-1]["call_id"], "approve": True}
+            ).json() == {"ok": True}
     check_run(evs)
-    assert evs[0]["run_id"] == run_id and evs[0]["model"] == "tiny-qwen3_5" and evs[0]["tools"] == ["run_python"]
-    assert types(evs) == ["run_start", "step_start", "context", "prefill", "model_end", "tool_call", "permission",
-                          "decision", "tool_result", "step_start", "context", "prefill", "model_end", "run_end"]
+    assert (
+        evs[0]["run_id"] == run_id
+        and evs[0]["model"] == "tiny-qwen3_5"
+        and evs[0]["tools"] == ["run_python"]
+    )
+    assert types(evs) == [
+        "run_start",
+        "step_start",
+        "context",
+        "prefill",
+        "model_end",
+        "tool_call",
+        "permission",
+        "decision",
+        "tool_result",
+        "step_start",
+        "context",
+        "prefill",
+        "model_end",
+        "run_end",
+    ]
     call = next(e for e in evs if e["type"] == "tool_call")
     assert call["name"] == "run_python" and call["args"] == {"code": "print(2**64)"}
     decision = next(e for e in evs if e["type"] == "decision")
@@ -193,11 +252,19 @@ def test_a_run_approved_end_to_end_streams_exactly_the_event_vocabulary(client):
     assert result["output"].strip() == "18446744073709551616" and not result["is_error"]
     tokens = [e for e in evs if e["type"] == "token"]
     assert tokens and all(t["forced"] for t in tokens)
-    assert evs[-1]["stop_reason"] == "final" and evs[-1]["final"] == "The answer is 18446744073709551616."
+    assert (
+        evs[-1]["stop_reason"] == "final"
+        and evs[-1]["final"] == "The answer is 18446744073709551616."
+    )
     # A late reader gets the same run, byte for byte, from run_start.
-    assert list(client.stream(f"/api/runs/{run_id}/events")) == [m for m in raw if not m.startswith(":")]
+    assert list(client.stream(f"/api/runs/{run_id}/events")) == [
+        m for m in raw if not m.startswith(":")
+    ]
     # The run is over: a decision now is refused, a stop changes nothing.
-    assert client.post(f"/api/runs/{run_id}/decision", {"call_id": "1.0", "approve": True}).status_code == 409
+    assert (
+        client.post(f"/api/runs/{run_id}/decision", {"call_id": "1.0", "approve": True}).status_code
+        == 409
+    )
     assert client.post(f"/api/runs/{run_id}/stop").status_code == 200
 
 
@@ -209,7 +276,10 @@ def test_a_denied_call_is_not_run(client):
     assert decision["approved"] is False
     result = next(e for e in evs if e["type"] == "tool_result")
     assert result["is_error"] and "denied" in result["output"]
-    assert evs[-1]["stop_reason"] == "final" and evs[-1]["final"] == "The answer is 18446744073709551616."
+    assert (
+        evs[-1]["stop_reason"] == "final"
+        and evs[-1]["final"] == "The answer is 18446744073709551616."
+    )
 
 
 def test_two_clients_read_the_same_run_and_a_second_run_is_refused(server, client):
@@ -230,7 +300,11 @@ def test_two_clients_read_the_same_run_and_a_second_run_is_refused(server, clien
             refused = other.post("/api/runs", {"question": "And 3**40?", "settings": SETTINGS})
             assert refused.status_code == 409
             body = refused.json()
-            assert body["type"] == "error" and "one run at a time" in body["message"]["en"] and body["message"]["zh"]
+            assert (
+                body["type"] == "error"
+                and "one run at a time" in body["message"]["en"]
+                and body["message"]["zh"]
+            )
             assert body["detail"] == {"active_run": run_id}
             assert other.status()["busy"] is True
             switch = other.post("/api/models/load", {"model": "tiny-gemma4"})
@@ -239,7 +313,9 @@ def test_two_clients_read_the_same_run_and_a_second_run_is_refused(server, clien
     reader.join(30)
     check_run(evs)
     assert [json.loads(m[6:]) for m in streams["other"]] == evs
-    assert streams["other"] == [m for m in client.stream(f"/api/runs/{run_id}/events") if not m.startswith(":")]
+    assert streams["other"] == [
+        m for m in client.stream(f"/api/runs/{run_id}/events") if not m.startswith(":")
+    ]
     assert other.status()["busy"] is False
     other.close()
 
@@ -277,7 +353,9 @@ def test_stop_while_waiting_for_permission(client):
 
 def test_a_client_leaving_mid_stream_breaks_nothing(server, client):
     # Leaving while the model generates: the run goes on to its end, and a new reader gets all of it.
-    run_id = client.start_run("What is 2**64?", {**SETTINGS, "auto_approve": True}, FORCED["qwen3_5"])
+    run_id = client.start_run(
+        "What is 2**64?", {**SETTINGS, "auto_approve": True}, FORCED["qwen3_5"]
+    )
     for e in client.run_events(run_id):
         if e["type"] == "token":
             break  # closes the connection mid-stream
@@ -294,7 +372,9 @@ def test_a_client_leaving_mid_stream_breaks_nothing(server, client):
         if e["type"] == "permission":
             break
     left = time.monotonic()
-    wait_for(lambda: not other.status()["busy"], timeout=ORPHAN_S + 10, what="the orphaned run to stop")
+    wait_for(
+        lambda: not other.status()["busy"], timeout=ORPHAN_S + 10, what="the orphaned run to stop"
+    )
     assert time.monotonic() - left >= ORPHAN_S - 0.5
     evs = list(other.run_events(run_id))
     check_run(evs)
@@ -308,7 +388,9 @@ def test_a_reader_that_stopped_reading_does_not_hold_the_model(server, client):
     run_id = client.start_run("What is 2**64?", SETTINGS, FORCED["qwen3_5"])
     host, port = server.url.removeprefix("http://").split(":")
     silent = socket.create_connection((host, int(port)))
-    silent.sendall(f"GET /api/runs/{run_id}/events HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    silent.sendall(
+        f"GET /api/runs/{run_id}/events HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+    )
     try:
         for e in client.run_events(run_id):
             if e["type"] == "permission":
@@ -340,7 +422,12 @@ def test_a_reader_that_reads_keeps_the_permission_waiting(client):
     assert client.status()["busy"], "a reader that keeps reading keeps the run"
     call_id = next(e for e in seen if e["type"] == "permission")["call_id"]
     other = Client(client.url)
-    assert other.post(f"/api/runs/{run_id}/decision", {"call_id": call_id, "approve": True}).status_code == 200
+    assert (
+        other.post(
+            f"/api/runs/{run_id}/decision", {"call_id": call_id, "approve": True}
+        ).status_code
+        == 200
+    )
     reader.join(30)
     other.close()
     assert seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "final"
@@ -352,7 +439,9 @@ def test_kept_runs_are_bounded_by_count_and_by_events(server, client):
     from demo_server.model import forget_old_runs
 
     for _ in range(3):
-        check_run(list(client.run_events(client.start_run("Hi", {"max_new_tokens": 2, "max_steps": 1}))))
+        check_run(
+            list(client.run_events(client.start_run("Hi", {"max_new_tokens": 2, "max_steps": 1})))
+        )
     kept = server.server.config.app.state.current.runs
     assert 3 <= len(kept) <= 16  # KEEP_RUNS
     runs = OrderedDict(kept)
@@ -369,7 +458,9 @@ def test_refusals_name_what_is_wrong(client):
     assert client.get("/api/runs/000000000000/events").status_code == 404
     r = client.post("/api/runs/000000000000/decision", {"call_id": "1.0", "approve": True})
     assert r.status_code == 404 and r.json()["type"] == "error"
-    r = client.post("/api/runs", {"question": "Hi", "settings": {"temperature": 9, "max_steps": 0, "colour": 1}})
+    r = client.post(
+        "/api/runs", {"question": "Hi", "settings": {"temperature": 9, "max_steps": 0, "colour": 1}}
+    )
     assert r.status_code == 422
     en = r.json()["message"]["en"]
     assert "settings.temperature" in en and "settings.max_steps" in en and "settings.colour" in en
@@ -379,8 +470,11 @@ def test_refusals_name_what_is_wrong(client):
     assert r.status_code == 422 and "rm_rf" in r.json()["message"]["en"]
     r = client.post("/api/runs", {"question": "Hi", "settings": {"temperature": "NaN"}})
     assert r.status_code == 422
-    r = client.http.post("/api/runs", content=b"{not json", headers={"X-Agentloop-Token": client.token,
-                                                                     "Content-Type": "application/json"})
+    r = client.http.post(
+        "/api/runs",
+        content=b"{not json",
+        headers={"X-Agentloop-Token": client.token, "Content-Type": "application/json"},
+    )
     assert r.status_code == 422 and r.json()["message"]["zh"]
     assert client.get("/api/nothing-here").status_code == 404
     assert client.post("/api/models/load", {"model": "../etc"}).status_code == 422
@@ -411,7 +505,9 @@ def test_types_are_strict_at_the_api(client, case):
 def test_strict_types_still_take_an_integer_for_a_float_and_check_the_decision(client):
     r = client.post("/api/runs/000000000000/decision", {"call_id": "1.0", "approve": "yes"})
     assert r.status_code == 422 and "approve" in r.json()["message"]["en"]
-    run_id = client.start_run("Hi", {"max_new_tokens": 2, "max_steps": 1, "temperature": 1, "top_p": 1})
+    run_id = client.start_run(
+        "Hi", {"max_new_tokens": 2, "max_steps": 1, "temperature": 1, "top_p": 1}
+    )
     evs = list(client.run_events(run_id))
     check_run(evs)
 
@@ -423,7 +519,11 @@ def test_forced_continuations_need_the_flag(tmp_path):
     try:
         c = Client(srv.url)
         status = c.status()
-        assert status["ok"] is False and status["model"] is None and "tiny-nothing" in status["error"]["en"]
+        assert (
+            status["ok"] is False
+            and status["model"] is None
+            and "tiny-nothing" in status["error"]["en"]
+        )
         r = c.post("/api/runs", {"question": "Hi", "forced": ["Hello<|im_end|>"]})
         assert r.status_code == 403 and "AGENTLOOP_ALLOW_FORCED" in r.json()["message"]["en"]
         r = c.post("/api/runs", {"question": "Hi"})
@@ -438,39 +538,80 @@ def test_forced_continuations_need_the_flag(tmp_path):
 
 def test_render_tokenize_and_next_token(client):
     messages = [{"role": "user", "content": "What is 2**64?"}]
-    r = client.post("/api/render", {"messages": messages, "tools": ["run_python"], "thinking": False})
+    r = client.post(
+        "/api/render", {"messages": messages, "tools": ["run_python"], "thinking": False}
+    )
     assert r.status_code == 200, r.text
     rendered = r.json()
     assert "run_python" in rendered["prompt"]
-    assert rendered["prompt"].endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")  # thinking off
+    assert rendered["prompt"].endswith(
+        "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )  # thinking off
     assert rendered["n_tokens"] > 10
-    no_prompt = client.post("/api/render", {"messages": messages, "generation_prompt": False}).json()["prompt"]
+    no_prompt = client.post(
+        "/api/render", {"messages": messages, "generation_prompt": False}
+    ).json()["prompt"]
     assert "run_python" not in no_prompt and not no_prompt.endswith("assistant\n")
-    assert client.post("/api/render", {"messages": [{"role": "robot", "content": "x"}]}).status_code == 422
+    assert (
+        client.post("/api/render", {"messages": [{"role": "robot", "content": "x"}]}).status_code
+        == 422
+    )
 
     text = "Hello 世界 <|im_end|>"
     tok = client.post("/api/tokenize", {"text": text}).json()
     assert len(tok["ids"]) == len(tok["pieces"]) == len(tok["texts"]) == tok["n_tokens"]
-    assert "".join(tok["texts"]) == text and tok["special"][-1] is True and not any(tok["special"][:-1])
+    assert (
+        "".join(tok["texts"]) == text
+        and tok["special"][-1] is True
+        and not any(tok["special"][:-1])
+    )
 
-    greedy = client.post("/api/next-token", {"prompt": rendered["prompt"], "temperature": 0, "top_n": 8}).json()
-    assert greedy["n_tokens"] == rendered["n_tokens"] and greedy["kept"] == 1 and len(greedy["top"]) == 8
+    greedy = client.post(
+        "/api/next-token", {"prompt": rendered["prompt"], "temperature": 0, "top_n": 8}
+    ).json()
+    assert (
+        greedy["n_tokens"] == rendered["n_tokens"]
+        and greedy["kept"] == 1
+        and len(greedy["top"]) == 8
+    )
     ps = [c["p"] for c in greedy["top"]]
     assert ps == sorted(ps, reverse=True) and 0 < sum(ps) <= 1 + 1e-6
-    assert greedy["top"][0]["kept"] and greedy["top"][0]["p_kept"] == 1.0 and not greedy["top"][1]["kept"]
+    assert (
+        greedy["top"][0]["kept"]
+        and greedy["top"][0]["p_kept"] == 1.0
+        and not greedy["top"][1]["kept"]
+    )
     assert greedy["sampled"]["id"] == greedy["top"][0]["id"]
 
-    top3 = client.post("/api/next-token", {"messages": messages, "tools": ["run_python"], "temperature": 1,
-                                           "top_k": 3, "top_p": 1, "top_n": 5}).json()
+    top3 = client.post(
+        "/api/next-token",
+        {
+            "messages": messages,
+            "tools": ["run_python"],
+            "temperature": 1,
+            "top_k": 3,
+            "top_p": 1,
+            "top_n": 5,
+        },
+    ).json()
     assert top3["prompt"] == rendered["prompt"] and top3["kept"] == 3
     assert [c["kept"] for c in top3["top"]] == [True] * 3 + [False] * 2
-    assert abs(sum(c["p_kept"] for c in top3["top"][:3]) - 1) < 1e-5 and top3["top"][3]["p_kept"] == 0
+    assert (
+        abs(sum(c["p_kept"] for c in top3["top"][:3]) - 1) < 1e-5 and top3["top"][3]["p_kept"] == 0
+    )
     assert top3["sampled"]["id"] in [c["id"] for c in top3["top"][:3]]
-    nucleus = client.post("/api/next-token", {"prompt": "Hello", "temperature": 1, "top_k": 0, "top_p": 0.0}).json()
+    nucleus = client.post(
+        "/api/next-token", {"prompt": "Hello", "temperature": 1, "top_k": 0, "top_p": 0.0}
+    ).json()
     assert nucleus["kept"] == 1  # top-p keeps at least the most likely token
 
-    for bad in ({"prompt": "x", "messages": messages}, {}, {"prompt": ""}, {"prompt": "x", "top_n": 0},
-                {"prompt": "x", "top_k": -1}):
+    for bad in (
+        {"prompt": "x", "messages": messages},
+        {},
+        {"prompt": ""},
+        {"prompt": "x", "top_n": 0},
+        {"prompt": "x", "top_k": -1},
+    ):
         r = client.post("/api/next-token", bad)
         assert r.status_code == 422, (bad, r.text)
 
@@ -491,7 +632,10 @@ def test_a_model_switch_is_seen_by_every_client(server, client):
     for c in (client, other):
         s = c.status()
         assert (s["model"], s["family"], s["loading"]) == ("tiny-gemma4", "gemma4", False)
-        assert s["defaults"]["top_k"] == 64 and s["specs"]["layer_type_counts"]["sliding_attention"] == 3
+        assert (
+            s["defaults"]["top_k"] == 64
+            and s["specs"]["layer_type_counts"]["sliding_attention"] == 3
+        )
         assert s["mtp"] is True  # tiny-gemma4-assistant, its drafter, is beside it
     assert other.get("/api/models").json()["current"] == "tiny-gemma4"
 
@@ -499,10 +643,15 @@ def test_a_model_switch_is_seen_by_every_client(server, client):
     evs = list(client.run_events(run_id))
     check_run(evs)
     assert evs[0]["model"] == "tiny-gemma4" and evs[0]["family"] == "gemma4"
-    assert next(e for e in evs if e["type"] == "tool_result")["output"].strip() == "18446744073709551616"
+    assert (
+        next(e for e in evs if e["type"] == "tool_result")["output"].strip()
+        == "18446744073709551616"
+    )
     assert evs[-1]["final"] == "The answer is 18446744073709551616."
     # The one-stage calls follow the switch too.
-    prompt = other.post("/api/render", {"messages": [{"role": "user", "content": "Hi"}]}).json()["prompt"]
+    prompt = other.post("/api/render", {"messages": [{"role": "user", "content": "Hi"}]}).json()[
+        "prompt"
+    ]
     assert "<|turn>user" in prompt
     nxt = other.post("/api/next-token", {"prompt": prompt, "temperature": 0, "top_n": 3}).json()
     assert nxt["vocabulary"] == s["specs"]["vocabulary"] and nxt["top"][0]["kept"]
@@ -518,21 +667,28 @@ def test_a_model_switch_is_seen_by_every_client(server, client):
     # is refused before it starts, and the server goes on serving.
     assert other.status()["mtp"] is False
     r = other.post("/api/runs", {"question": "Hi", "settings": {**SETTINGS, "mtp": True}})
-    assert r.status_code == 400 and "no MTP drafter" in r.json()["message"]["en"] and r.json()["message"]["zh"]
+    assert (
+        r.status_code == 400
+        and "no MTP drafter" in r.json()["message"]["en"]
+        and r.json()["message"]["zh"]
+    )
     assert other.status()["model"] == "tiny-qwen3_5" and other.status()["error"] is None
     assert not other.status()["busy"]
     other.close()
 
 
-def test_loading_from_the_hub_reports_progress_and_refuses_an_unknown_family_first(client, fake_hub, tmp_path,
-                                                                                   monkeypatch):
+def test_loading_from_the_hub_reports_progress_and_refuses_an_unknown_family_first(
+    client, fake_hub, tmp_path, monkeypatch
+):
     with monkeypatch.context() as m:
         m.setattr(model_folder, "MODELS_DIR", tmp_path / "models")
         assert client.post("/api/models/load", {"model": UNSUPPORTED}).status_code == 202
         load = list(client.events("/api/models/load/events"))
         assert [e["type"] for e in load] == ["load_start", "error"]
         assert "llama_unknown" in load[-1]["message"]["en"] and load[-1]["message"]["zh"]
-        assert fake_hub.fetched(UNSUPPORTED) == ["config.json"]  # refused before any weights came down
+        assert fake_hub.fetched(UNSUPPORTED) == [
+            "config.json"
+        ]  # refused before any weights came down
         assert client.status()["model"] == "tiny-qwen3_5"  # the model in use stays
 
         model = f"{ORG}/tiny-qwen3_5"

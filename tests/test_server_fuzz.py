@@ -29,8 +29,14 @@ def server(tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    app = create_app(model=str(TINY["qwen3_5"]), site_dir=tmp_path_factory.mktemp("book") / "site", port=port,
-                     allow_forced=True, device="cpu", orphan_s=3600)
+    app = create_app(
+        model=str(TINY["qwen3_5"]),
+        site_dir=tmp_path_factory.mktemp("book") / "site",
+        port=port,
+        allow_forced=True,
+        device="cpu",
+        orphan_s=3600,
+    )
     srv = ServerThread(app, port).start()
     c = Client(srv.url)
     c.wait_ready()
@@ -55,17 +61,31 @@ def test_no_request_makes_the_server_fail_or_hang(server, mode):
         label = f"{operation.method.upper()} {operation.path}"
 
         @given(case=operation.as_strategy(mode))
-        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-                  suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.generate],
+        )
         def call(case):
-            response = case.call_and_validate(base_url=server.url, headers={TOKEN_HEADER: server.token},
-                                              checks=[not_a_server_error], timeout=30)
+            response = case.call_and_validate(
+                base_url=server.url,
+                headers={TOKEN_HEADER: server.token},
+                checks=[not_a_server_error],
+                timeout=30,
+            )
             # call() runs before the loop moves on, so `label` is this operation's.
             statuses.setdefault(label, set()).add(response.status_code)  # noqa: B023
 
         try:
             call()
-        except Unsatisfiable:  # negative mode: an operation without parameters has nothing to get wrong
-            assert mode == GenerationMode.NEGATIVE and not operation.body and operation.method == "get", label
+        except (
+            Unsatisfiable
+        ):  # negative mode: an operation without parameters has nothing to get wrong
+            assert (
+                mode == GenerationMode.NEGATIVE and not operation.body and operation.method == "get"
+            ), label
     assert Client(server.url).status()["ok"]  # and the server still serves
     print(mode, statuses)

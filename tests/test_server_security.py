@@ -45,7 +45,9 @@ def site(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(site):
     port = free_port()
-    app = create_app(model="tiny-nothing", site_dir=site, port=port)  # no model: these tests need none
+    app = create_app(
+        model="tiny-nothing", site_dir=site, port=port
+    )  # no model: these tests need none
     srv = ServerThread(app, port).start()
     srv.port, srv.app = port, app
     yield srv
@@ -66,30 +68,53 @@ def token_of(c: Client) -> dict:
 # -- Host and Origin ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "localhost",
-                                  "127.0.0.1.evil.example:{port}", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:{port}",
+        "127.0.0.1:1",
+        "localhost",
+        "127.0.0.1.evil.example:{port}",
+        "",
+    ],
+)
 def test_a_foreign_host_is_refused_even_for_pages(server, c, host):
     host = host.format(port=server.port)
     for method, path in (("GET", "/"), ("GET", "/api/status"), ("POST", "/api/runs")):
-        r = c.http.request(method, path, headers={"Host": host, **token_of(c)}, json={"question": "hi"})
+        r = c.http.request(
+            method, path, headers={"Host": host, **token_of(c)}, json={"question": "hi"}
+        )
         assert r.status_code == 403, (host, path)
         assert c.token not in r.text  # a rebinding page cannot read the token either
         assert r.json()["type"] == "error" and r.json()["message"]["zh"]
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"]
+)
 def test_the_own_host_names_are_served(server, c, host):
     r = c.get("/", headers={"Host": host.format(port=server.port)})
     assert r.status_code == 200 and c.token in r.text
 
 
-@pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:1", "https://127.0.0.1:{port}",
-                                    "http://localhost:{port}", "null"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "http://127.0.0.1:1",
+        "https://127.0.0.1:{port}",
+        "http://localhost:{port}",
+        "null",
+    ],
+)
 def test_a_cross_origin_request_is_refused(server, c, origin):
     origin = origin.format(port=server.port)
     r = c.post("/api/runs", {"question": "hi"}, headers={"Origin": origin})
     assert r.status_code == 403 and "origin" in r.json()["message"]["en"]
-    r = c.http.options("/api/runs", headers={"Origin": origin, "Access-Control-Request-Method": "POST"})
+    r = c.http.options(
+        "/api/runs", headers={"Origin": origin, "Access-Control-Request-Method": "POST"}
+    )
     assert r.status_code == 403
     assert not any(h.lower().startswith("access-control-") for h in r.headers)
 
@@ -118,7 +143,9 @@ def test_every_post_needs_the_token(server, c):
     for path in paths:
         path = path.replace("{run_id}", "000000000000")
         missing = c.http.post(path, json={})
-        assert missing.status_code == 401 and "X-Agentloop-Token" in missing.json()["message"]["en"], path
+        assert (
+            missing.status_code == 401 and "X-Agentloop-Token" in missing.json()["message"]["en"]
+        ), path
         wrong = c.http.post(path, json={}, headers={"X-Agentloop-Token": c.token[:-1] + "x"})
         assert wrong.status_code == 403, path
         assert c.http.post(path, json={}, headers={"X-Agentloop-Token": ""}).status_code == 401
@@ -143,15 +170,26 @@ def test_bodies_are_capped_and_json(c):
         for _ in range(80):
             yield b"x" * 1024
 
-    r = c.http.post("/api/tokenize", content=chunks(), headers={**token_of(c), "Content-Type": "application/json"})
+    r = c.http.post(
+        "/api/tokenize",
+        content=chunks(),
+        headers={**token_of(c), "Content-Type": "application/json"},
+    )
     assert r.status_code == 413
     # What a plain HTML form can send is not JSON, token or not.
-    r = c.http.post("/api/runs", content=b"question=hi", headers={**token_of(c),
-                                                                  "Content-Type": "application/x-www-form-urlencoded"})
+    r = c.http.post(
+        "/api/runs",
+        content=b"question=hi",
+        headers={**token_of(c), "Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 415
     assert c.http.post("/api/runs", data={"question": "hi"}).status_code == 401
     # A body nested past any sense is a 4xx, not a crash.
-    r = c.http.post("/api/tokenize", content=b"[" * 60000, headers={**token_of(c), "Content-Type": "application/json"})
+    r = c.http.post(
+        "/api/tokenize",
+        content=b"[" * 60000,
+        headers={**token_of(c), "Content-Type": "application/json"},
+    )
     assert 400 <= r.status_code < 500
 
 
@@ -161,17 +199,31 @@ def test_bodies_are_capped_and_json(c):
 def test_pages_carry_the_token_and_a_strict_csp(c):
     r = c.get("/")
     assert r.status_code == 200
-    assert re.search(r'<head><meta name="agentloop-token" content="[^"]+"><meta name="agentloop-api" '
-                     r'content="[^"]+"><meta charset', r.text)
+    assert re.search(
+        r'<head><meta name="agentloop-token" content="[^"]+"><meta name="agentloop-api" '
+        r'content="[^"]+"><meta charset',
+        r.text,
+    )
     csp = r.headers["content-security-policy"]
     digest = base64.b64encode(hashlib.sha256(INLINE.encode()).digest()).decode()
-    assert "script-src 'self' " in csp and f"'sha256-{digest}'" in csp and "'unsafe-inline'" not in csp.split(";")[1]
+    assert (
+        "script-src 'self' " in csp
+        and f"'sha256-{digest}'" in csp
+        and "'unsafe-inline'" not in csp.split(";")[1]
+    )
     assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp
-    for name, value in {"x-content-type-options": "nosniff", "x-frame-options": "DENY", "cache-control": "no-store",
-                        "cross-origin-resource-policy": "same-origin"}.items():
+    for name, value in {
+        "x-content-type-options": "nosniff",
+        "x-frame-options": "DENY",
+        "cache-control": "no-store",
+        "cross-origin-resource-policy": "same-origin",
+    }.items():
         assert r.headers[name] == value
     api = c.get("/api/status")
-    assert api.headers["x-content-type-options"] == "nosniff" and api.headers["cache-control"] == "no-store"
+    assert (
+        api.headers["x-content-type-options"] == "nosniff"
+        and api.headers["cache-control"] == "no-store"
+    )
     assert c.get("/assets/panel.js").headers["x-content-type-options"] == "nosniff"
 
 
@@ -181,8 +233,15 @@ def test_paths_stay_inside_the_site(c):
     assert "Chapter one" in c.get("/chapters/one/").text
     missing = c.get("/chapters/none/")
     assert missing.status_code == 404 and "Not here" in missing.text and c.token in missing.text
-    for path in ("//etc/passwd", "/%2fetc%2fpasswd", "/%2e%2e/secret.txt", "/..%2fsecret.txt",
-                 "/assets/..%2f..%2fsecret.txt", "/%00", "/a%5c..%5csecret.txt"):
+    for path in (
+        "//etc/passwd",
+        "/%2fetc%2fpasswd",
+        "/%2e%2e/secret.txt",
+        "/..%2fsecret.txt",
+        "/assets/..%2f..%2fsecret.txt",
+        "/%00",
+        "/a%5c..%5csecret.txt",
+    ):
         r = c.get(path)
         assert r.status_code == 404 and "outside the site" not in r.text, path
     assert c.get("/api/../secret.txt").status_code == 404
@@ -190,7 +249,9 @@ def test_paths_stay_inside_the_site(c):
 
 def test_without_a_built_book_a_page_says_how_to_build_it(tmp_path):
     port = free_port()
-    srv = ServerThread(create_app(model="tiny-nothing", site_dir=tmp_path / "site", port=port), port).start()
+    srv = ServerThread(
+        create_app(model="tiny-nothing", site_dir=tmp_path / "site", port=port), port
+    ).start()
     try:
         c = Client(srv.url)
         page = c.get("/")
@@ -213,9 +274,25 @@ def test_only_loopback_binds_are_quiet():
 def test_serving_on_all_interfaces_warns_loudly(tmp_path):
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "agentloop", "serve", "--host", "0.0.0.0", "--port", str(port),
-                             "--model", "tiny-nothing"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentloop",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+            "--model",
+            "tiny-nothing",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -226,7 +303,9 @@ def test_serving_on_all_interfaces_warns_loudly(tmp_path):
                 assert proc.poll() is None, proc.stderr.read()
                 time.sleep(0.2)
         assert r.status_code == 200  # loopback Host names still work (a port forward)
-        foreign = httpx.get(f"http://127.0.0.1:{port}/api/status", headers={"Host": f"192.0.2.7:{port}"}, timeout=5)
+        foreign = httpx.get(
+            f"http://127.0.0.1:{port}/api/status", headers={"Host": f"192.0.2.7:{port}"}, timeout=5
+        )
         assert foreign.status_code == 403
     finally:
         proc.terminate()
@@ -260,20 +339,27 @@ def book(tmp_path_factory):
 def test_the_book_works_under_its_csp_and_a_panel_runs_live(book, browser):
     page = browser.new_page()
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+    page.on(
+        "console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None
+    )
     page.on("pageerror", lambda e: problems.append(str(e)))
     chapter = next(p for p in sorted((ROOT / "docs" / "chapters").glob("01-*.md")))
     page.goto(f"{book.url}/chapters/{chapter.stem}/")
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=15000)  # live: the server answered /api/status
     assert "tiny-qwen3_5" in panel.inner_text()
-    assert page.locator(".mermaid").count() == 0 or page.locator(".mermaid").first.bounding_box()["height"] > 20
+    assert (
+        page.locator(".mermaid").count() == 0
+        or page.locator(".mermaid").first.bounding_box()["height"] > 20
+    )
     panel.locator("textarea").fill("Say hi.")
     panel.locator("input[name=max_new_tokens]").fill("6")
     panel.locator("input[name=max_steps]").fill("1")
     panel.locator("input[name=use_tools]").uncheck()
     panel.locator("button.al-run").click()
-    panel.get_by_text("Run ended").wait_for(timeout=30000)  # the live run's events, drawn (not a replay)
+    panel.get_by_text("Run ended").wait_for(
+        timeout=30000
+    )  # the live run's events, drawn (not a replay)
     assert "Step 1" in panel.inner_text()
     # Material's instant navigation still works, with its inline scripts allowed by hash.
     page.locator("a[href*='02-']").first.click()
@@ -316,9 +402,13 @@ fetch("{target}/").then(r => r.text()).then(t => results.push("read:" + t.length
         while len(results := page.evaluate("window.results")) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "cors blocked" in results and "read blocked" in results, results
-        with page.expect_navigation() as navigation:  # a form post: the one request no browser check stops
+        with (
+            page.expect_navigation() as navigation
+        ):  # a form post: the one request no browser check stops
             page.evaluate("document.getElementById('f').submit()")
-        assert navigation.value.status == 403 and "run_id" not in page.content()  # its Origin is foreign
+        assert (
+            navigation.value.status == 403 and "run_id" not in page.content()
+        )  # its Origin is foreign
         page.close()
     finally:
         evil.shutdown()

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "docs/chapters/runs"
 
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)"
+    not Path(CHROMIUM).exists(),
+    reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)",
 )
 
 
@@ -39,7 +40,9 @@ def chapter(stem_prefix: str) -> str:
 
 def replay_paths(html: str, stage: str) -> list[str]:
     """The recordings a stage panel names, relative to the chapter's Markdown file (docs/chapters/)."""
-    m = re.search(r'<div class="agentloop-stage" data-stage="' + stage + r'" data-replay="([^"]+)"', html)
+    m = re.search(
+        r'<div class="agentloop-stage" data-stage="' + stage + r'" data-replay="([^"]+)"', html
+    )
     assert m, f"no {stage} panel"
     return m[1].split()
 
@@ -65,7 +68,9 @@ def served(tmp_path_factory):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield site, f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
@@ -95,11 +100,22 @@ def next_token_recording(family: str) -> dict:
     spec = json.loads((RUNS / f"ch09-next-token-{family}.spec.json").read_text(encoding="utf-8"))
     body = spec["body"]
     torch.manual_seed(0)
-    return stages.next_token(current_with(tiny_backend(family)), body.get("prompt"), body.get("messages"),
-                             body.get("tools"), body.get("thinking", False), 1.0, 1.0, 0, 50)
+    return stages.next_token(
+        current_with(tiny_backend(family)),
+        body.get("prompt"),
+        body.get("messages"),
+        body.get("tools"),
+        body.get("thinking", False),
+        1.0,
+        1.0,
+        0,
+        50,
+    )
 
 
-def python_rules(top: list[dict], temperature: float, top_k: int, top_p: float, dtype) -> tuple[list[int], list[float]]:
+def python_rules(
+    top: list[dict], temperature: float, top_k: int, top_p: float, dtype
+) -> tuple[list[int], list[float]]:
     """sample() itself on the listed tokens as the whole vocabulary: the kept ids (most likely first) and their
     probabilities among the kept. The logprobs stand in for the logits (one shared shift, which softmax removes)."""
     from agentloop.model_backends.sampling import sample
@@ -123,7 +139,9 @@ def set_slider(pg, name: str, value) -> float:
             input.value = String(value);
             input.dispatchEvent(new Event("input", { bubbles: true }));
             return Number(input.value);
-        }""", [name, value])
+        }""",
+        [name, value],
+    )
 
 
 def panel_rows(pg) -> list[dict]:
@@ -133,8 +151,16 @@ def panel_rows(pg) -> list[dict]:
 
 
 SETTINGS = [  # temperature, top-k, top-p
-    (1.0, 50, 1.0), (1.0, 10, 1.0), (0.7, 0, 0.5), (1.5, 20, 0.3), (0.0, 5, 0.9), (0.4, 50, 0.05),
-    (1.0, 0, 0.0), (2.0, 0, 0.95), (0.25, 30, 0.8), (1.0, 1, 1.0),
+    (1.0, 50, 1.0),
+    (1.0, 10, 1.0),
+    (0.7, 0, 0.5),
+    (1.5, 20, 0.3),
+    (0.0, 5, 0.9),
+    (0.4, 50, 0.05),
+    (1.0, 0, 0.0),
+    (2.0, 0, 0.95),
+    (0.25, 30, 0.8),
+    (1.0, 1, 1.0),
 ]
 
 
@@ -146,7 +172,9 @@ def test_sampling_panel_follows_the_sliders_and_matches_sample(served, page):
     for path in paths:
         family = re.search(r"-(qwen3_5|gemma4)\.json$", path)[1]
         recordings[family] = next_token_recording(family)
-        (site / "chapters" / path).write_text(json.dumps(recordings[family], ensure_ascii=False), encoding="utf-8")
+        (site / "chapters" / path).write_text(
+            json.dumps(recordings[family], ensure_ascii=False), encoding="utf-8"
+        )
 
     page.goto(urljoin(base, f"chapters/{chapter('09')}/"))
     page.wait_for_selector(".als-stage-sampling tr.als-row")
@@ -172,7 +200,7 @@ def test_sampling_panel_follows_the_sliders_and_matches_sample(served, page):
             # The kept are the most likely: a prefix of the rows, in the panel's order too.
             assert [r["kept"] for r in rows] == [True] * len(ids) + [False] * (len(rows) - len(ids))
             assert [r["pKept"] for r in rows[: len(ids)]] == pytest.approx(p_kept, abs=1e-6)
-            assert all(r["pKept"] == 0 for r in rows[len(ids):])
+            assert all(r["pKept"] == 0 for r in rows[len(ids) :])
             assert page.locator(".als-stage-sampling").get_attribute("data-kept") == str(len(ids))
             exact = "als-exact" if t <= 0 or 1 <= k <= 50 else "als-approx"
             assert page.locator(f".als-stage-sampling .als-scope.{exact}").count() == 1, (t, k)
@@ -185,7 +213,11 @@ def test_sampling_panel_follows_the_sliders_and_matches_sample(served, page):
         page.locator(".als-stage-sampling .als-draw-many").click()
         rows = panel_rows(page)
         counts = [int(r["draws"].split()[0]) if r["draws"] else 0 for r in rows]
-        assert sum(counts) == 1000 and all(c == 0 for c in counts[3:]) and all(c > 0 for c in counts[:3])
+        assert (
+            sum(counts) == 1000
+            and all(c == 0 for c in counts[3:])
+            and all(c > 0 for c in counts[:3])
+        )
     assert checked >= len(SETTINGS) * len(paths) - 2
 
 
@@ -199,14 +231,25 @@ def test_sampling_rules_in_js_on_ties_and_greedy(served, page):
     page.locator(".agentloop-stage .als-badge", has_text="replay").first.wait_for()
     logits = [0.0, 3.0, 1.0, 3.0, 3.0, -1.0]
     top = [{"id": i, "piece": f"t{i}", "p": 0.0, "logprob": v} for i, v in enumerate(logits)]
-    for temperature, top_k, top_p in [(0.0, 0, 1.0), (1.0, 2, 1.0), (1.0, 0, 0.0), (0.5, 0, 0.9), (3.0, 4, 0.6)]:
-        got = page.evaluate("""async ([top, t, k, p]) => {
+    for temperature, top_k, top_p in [
+        (0.0, 0, 1.0),
+        (1.0, 2, 1.0),
+        (1.0, 0, 0.0),
+        (0.5, 0, 0.9),
+        (3.0, 4, 0.6),
+    ]:
+        got = page.evaluate(
+            """async ([top, t, k, p]) => {
             const { rules: r } = await import(document.querySelector("script[src$='assets/stages.js']").src);
             const c = r.candidates(top);
             const out = r.applySampling(c, t, k, p);
             return { ids: c.slice(0, out.kept).map((x) => x.id), kept: out.kept };
-        }""", [top, temperature, top_k, top_p])
-        _, details = sample(torch.tensor(logits), Sampling(temperature=temperature, top_p=top_p, top_k=top_k), str)
+        }""",
+            [top, temperature, top_k, top_p],
+        )
+        _, details = sample(
+            torch.tensor(logits), Sampling(temperature=temperature, top_p=top_p, top_k=top_k), str
+        )
         assert got["kept"] == details["kept"], (temperature, top_k, top_p)
         order = sorted(range(len(logits)), key=lambda i: (-logits[i], i))
         assert got["ids"] == order[: details["kept"]]
@@ -219,8 +262,13 @@ def test_sampling_rules_in_js_on_ties_and_greedy(served, page):
 
 def visible(s: str) -> str:
     """What stages.js shows for a piece: whitespace made visible."""
-    return (s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-            .replace(" ", "␣"))
+    return (
+        s.replace("\\", "\\\\")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+        .replace(" ", "␣")
+    )
 
 
 def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page):
@@ -232,15 +280,22 @@ def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page):
     paths = replay_paths(html, "tokens")
     answers = {}
     for path in paths:
-        spec = json.loads((site / "chapters" / path.replace(".json", ".spec.json")).read_text(encoding="utf-8"))
+        spec = json.loads(
+            (site / "chapters" / path.replace(".json", ".spec.json")).read_text(encoding="utf-8")
+        )
         family = spec["model"].split("-", 1)[1]
         answer = stages.tokenize(current_with(tiny_backend(family)), spec["body"]["text"])
         answers[path] = (spec, answer)
-        (site / "chapters" / path).write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
+        (site / "chapters" / path).write_text(
+            json.dumps(answer, ensure_ascii=False), encoding="utf-8"
+        )
 
     page.goto(urljoin(base, f"chapters/{chapter('04')}/"))
     page.wait_for_selector(".als-stage-tokens .als-column")
-    assert page.locator(".als-stage-tokens .als-status").inner_text() == f"{len(paths)} recordings loaded."
+    assert (
+        page.locator(".als-stage-tokens .als-status").inner_text()
+        == f"{len(paths)} recordings loaded."
+    )
     texts = list(dict.fromkeys(spec["body"]["text"] for spec, _ in answers.values()))
     for i, text in enumerate(texts):
         page.locator(".als-stage-tokens .als-example-btn").nth(i).click()
@@ -250,7 +305,11 @@ def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page):
             ids: Array.from(c.querySelectorAll(".als-tok")).map((e) => Number(e.dataset.id)),
             special: Array.from(c.querySelectorAll(".als-tok")).map((e) => e.classList.contains("als-special")),
             splits: Array.from(c.querySelectorAll(".als-split .als-split-label")).map((e) => e.textContent) }))""")
-        expected = [(spec["model"], answer) for spec, answer in answers.values() if spec["body"]["text"] == text]
+        expected = [
+            (spec["model"], answer)
+            for spec, answer in answers.values()
+            if spec["body"]["text"] == text
+        ]
         assert [c["model"] for c in columns] == [m for m, _ in expected]
         for column, (_, answer) in zip(columns, expected):
             assert column["pieces"] == [visible(p) for p in answer["pieces"]]
@@ -289,11 +348,13 @@ def test_token_bytes_match_the_tokenizers(served, page):
             text = backend.tokenizer.decode([i], skip_special_tokens=False)
             if "\ufffd" not in text:
                 cases.append((backend.piece(i), list(text.encode("utf-8"))))
-        got = page.evaluate("""async ([pieces, family]) => {
+        got = page.evaluate(
+            """async ([pieces, family]) => {
             const { tokenBytes } = await import(document.querySelector("script[src$='assets/stages.js']").src);
             return pieces.map((p) => tokenBytes(p, false, family));
         }""",
-                            [[p for p, _ in cases], family])
+            [[p for p, _ in cases], family],
+        )
         wrong = [(p, g, want) for (p, want), g in zip(cases, got) if g != want]
         assert len(cases) > 1000 and not wrong, wrong[:5]
 
@@ -325,8 +386,10 @@ def test_a_missing_recording_is_named_and_the_rest_still_shows(served, page):
         assert line.startswith("Recording missing:") and gone in line and "HTTP 404" in line
         headers = page.locator(".als-stage-specs th").all_inner_texts()
         assert "tiny-qwen3_5" in headers
-        assert page.locator('.als-stage-specs tr[data-key="layer_type_counts"] td').first.inner_text() == \
-            "3 × linear_attention, 1 × full_attention"
+        assert (
+            page.locator('.als-stage-specs tr[data-key="layer_type_counts"] td').first.inner_text()
+            == "3 × linear_attention, 1 × full_attention"
+        )
     finally:
         if missing.with_suffix(".away").exists():
             shutil.move(missing.with_suffix(".away"), missing)

@@ -22,8 +22,16 @@ from agentloop.model_families.base import Sampling
 from agentloop.tiny_models import TEMPLATES
 from tests.conftest import TINY, tiny_backend
 
-FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "official_renderings.json").read_text())["fixtures"]
-SCHEMAS = {"run_python": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}
+FIXTURES = json.loads(
+    (Path(__file__).parent / "fixtures" / "official_renderings.json").read_text()
+)["fixtures"]
+SCHEMAS = {
+    "run_python": {
+        "type": "object",
+        "properties": {"code": {"type": "string"}},
+        "required": ["code"],
+    }
+}
 EMPTY_THOUGHT = "<|channel>thought\n<channel|>"
 
 
@@ -43,8 +51,12 @@ def test_the_checkpoints_carry_the_templates(family):
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f["id"] for f in FIXTURES])
 def test_tiny_template_renders_what_the_official_one_renders(fixture):
     backend = tiny_backend(fixture["family"])
-    rendered = backend.render(fixture["messages"], fixture["tools"], fixture["enable_thinking"],
-                              generation_prompt=fixture["add_generation_prompt"])
+    rendered = backend.render(
+        fixture["messages"],
+        fixture["tools"],
+        fixture["enable_thinking"],
+        generation_prompt=fixture["add_generation_prompt"],
+    )
     assert rendered == fixture["rendered"]
 
 
@@ -54,14 +66,23 @@ def prompt_of(family: str, shape: str) -> str:
 
 # What the real models write after a prompt that ends as these do (the families' docstrings show the formats).
 REAL_OUTPUTS = {
-    ("qwen3_5", False): "<tool_call>\n<function=run_python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>\n"
-                        "</tool_call><|im_end|>",
-    ("qwen3_5", True): "Count with Python.\n</think>\n\n<tool_call>\n<function=run_python>\n<parameter=code>\n"
-                       "print(1)\n</parameter>\n</function>\n</tool_call><|im_end|>",
+    (
+        "qwen3_5",
+        False,
+    ): "<tool_call>\n<function=run_python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>\n"
+    "</tool_call><|im_end|>",
+    (
+        "qwen3_5",
+        True,
+    ): "Count with Python.\n</think>\n\n<tool_call>\n<function=run_python>\n<parameter=code>\n"
+    "print(1)\n</parameter>\n</function>\n</tool_call><|im_end|>",
     # After the empty thought channel the model writes no thought: it starts with its call or its answer.
-    ("gemma4", False): '<|tool_call>call:run_python{code:<|"|>print(1)<|"|>}<tool_call|><|tool_response>',
-    ("gemma4", True): '<|channel>thought\nCount with Python.<channel|><|tool_call>call:run_python'
-                      '{code:<|"|>print(1)<|"|>}<tool_call|><|tool_response>',
+    (
+        "gemma4",
+        False,
+    ): '<|tool_call>call:run_python{code:<|"|>print(1)<|"|>}<tool_call|><|tool_response>',
+    ("gemma4", True): "<|channel>thought\nCount with Python.<channel|><|tool_call>call:run_python"
+    '{code:<|"|>print(1)<|"|>}<tool_call|><|tool_response>',
 }
 
 
@@ -80,13 +101,20 @@ def test_parsers_and_channels_read_what_the_real_models_write(family, thinking):
     parsed = FAMILIES[family].parse(raw, SCHEMAS, thinking_open=thinking_open)
     assert parsed.error is None
     assert (parsed.thinking, parsed.content) == ("Count with Python." if thinking else "", "")
-    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("run_python", {"code": "print(1)"})]
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [
+        ("run_python", {"code": "print(1)"})
+    ]
 
     # The backend, made to write the same output after the real prompt, puts each token in the same channel.
     backend.force(raw)
     try:
-        tokens = [e for e in backend.generate(backend.encode(prompt), Sampling(0, max_new_tokens=200), lambda: False)
-                  if e["type"] == "token"]
+        tokens = [
+            e
+            for e in backend.generate(
+                backend.encode(prompt), Sampling(0, max_new_tokens=200), lambda: False
+            )
+            if e["type"] == "token"
+        ]
     finally:
         backend.clear_forced()
     assert "".join(e["text"] for e in tokens) == raw
@@ -95,15 +123,22 @@ def test_parsers_and_channels_read_what_the_real_models_write(family, thinking):
     assert "print(1)" in by_channel("tool_call") and "Count" not in by_channel("content")
 
 
-def run_steps(backend, outputs: list[str], thinking: bool, folder, history=None, question="How many letters?"):
+def run_steps(
+    backend, outputs: list[str], thinking: bool, folder, history=None, question="How many letters?"
+):
     """Run one question with the model made to write `outputs`; each step's prompt and raw output, and the
     conversation after it."""
     for text in outputs:
         backend.force(text)
     events: list[dict] = []
-    harness = SimpleHarness(backend, history or [], question, RunSettings(thinking=thinking, auto_approve=True,
-                                                                         tools=("run_python",)),
-                            events.append, files=folder)
+    harness = SimpleHarness(
+        backend,
+        history or [],
+        question,
+        RunSettings(thinking=thinking, auto_approve=True, tools=("run_python",)),
+        events.append,
+        files=folder,
+    )
     try:
         harness.run()
     finally:
@@ -122,11 +157,18 @@ def outputs_for(family: str, thinking_each_step: list[bool]) -> list[str]:
     """The model's output at each step: a call, another call, the answer; a thought before those that think
     (Qwen's prompt already opened the think block, Gemma's model opens its thought channel itself)."""
     write = FAMILIES[family].write_call
-    texts = [write("run_python", {"code": 'print(len("strawberry"))'}),
-             write("run_python", {"code": 'print(sum(1 for _ in "strawberry"))'}),
-             "It has 10 letters." + ("<|im_end|>" if family == "qwen3_5" else "<turn|>")]
-    thought = "Count.\n</think>\n\n" if family == "qwen3_5" else "<|channel>thought\nCount.<channel|>"
-    return [(thought if thinks else "") + text for text, thinks in zip(texts, thinking_each_step, strict=True)]
+    texts = [
+        write("run_python", {"code": 'print(len("strawberry"))'}),
+        write("run_python", {"code": 'print(sum(1 for _ in "strawberry"))'}),
+        "It has 10 letters." + ("<|im_end|>" if family == "qwen3_5" else "<turn|>"),
+    ]
+    thought = (
+        "Count.\n</think>\n\n" if family == "qwen3_5" else "<|channel>thought\nCount.<channel|>"
+    )
+    return [
+        (thought if thinks else "") + text
+        for text, thinks in zip(texts, thinking_each_step, strict=True)
+    ]
 
 
 # (family, thinking, which steps the model thinks in) → stable at steps 2 and 3, stable at the next question.
@@ -150,22 +192,41 @@ def test_step_to_step_prefix_is_stable_where_the_real_templates_is(case, folder)
     backend = tiny_backend(family)
     steps, messages = run_steps(backend, outputs_for(family, list(thoughts)), thinking, folder)
     assert len(steps) == 3 and messages[-1]["content"] == "It has 10 letters."
-    follow, _ = run_steps(backend, [outputs_for(family, [False, False, False])[2]], thinking, folder,
-                          history=messages, question="And how many r?")
-    report = {"within the question": stable(steps), "at the next question": stable([steps[-1], follow[0]])[0]}
+    follow, _ = run_steps(
+        backend,
+        [outputs_for(family, [False, False, False])[2]],
+        thinking,
+        folder,
+        history=messages,
+        question="And how many r?",
+    )
+    report = {
+        "within the question": stable(steps),
+        "at the next question": stable([steps[-1], follow[0]])[0],
+    }
     expected_within, expected_next = PREFIX_CASES[case]
-    assert report == {"within the question": expected_within, "at the next question": expected_next}, report
+    assert report == {
+        "within the question": expected_within,
+        "at the next question": expected_next,
+    }, report
 
 
 CHAPTERS = Path(__file__).parent.parent / "docs" / "chapters"
-RENDERING = re.compile(r"^(?P<indent>[ \t]*)<!-- rendering: (?P<id>\S+) -->\n(?P=indent)```text\n(?P<body>.*?)\n"
-                       r"(?P=indent)```$", re.M | re.S)
+RENDERING = re.compile(
+    r"^(?P<indent>[ \t]*)<!-- rendering: (?P<id>\S+) -->\n(?P=indent)```text\n(?P<body>.*?)\n"
+    r"(?P=indent)```$",
+    re.M | re.S,
+)
 
 
 def test_the_book_shows_the_renderings_as_recorded():
     """A chapter's `<!-- rendering: ID -->` block is the fixture's string (trailing newlines aside)."""
     by_id = {f["id"]: f["rendered"] for f in FIXTURES}
-    shown = [(path.name, m) for path in sorted(CHAPTERS.glob("*.md")) for m in RENDERING.finditer(path.read_text())]
+    shown = [
+        (path.name, m)
+        for path in sorted(CHAPTERS.glob("*.md"))
+        for m in RENDERING.finditer(path.read_text())
+    ]
     assert len(shown) >= 5
     for name, m in shown:
         indent = m.group("indent")

@@ -21,7 +21,10 @@ def test_rebuild_is_byte_identical(tmp_path):
 
 def test_architectures_are_the_real_ones():
     qwen = json.loads((TINY["qwen3_5"] / "config.json").read_text())
-    assert qwen["architectures"] == ["Qwen3_5ForConditionalGeneration"] and qwen["model_type"] == "qwen3_5"
+    assert (
+        qwen["architectures"] == ["Qwen3_5ForConditionalGeneration"]
+        and qwen["model_type"] == "qwen3_5"
+    )
     text = qwen["text_config"]
     assert text["layer_types"].count("full_attention") * 4 == len(text["layer_types"])
     assert text["linear_key_head_dim"] == text["linear_value_head_dim"] == 128
@@ -37,7 +40,9 @@ def test_architectures_are_the_real_ones():
     assert generation["eos_token_id"] == [1, 106, 50]
     assert (generation["temperature"], generation["top_p"], generation["top_k"]) == (1.0, 0.95, 64)
 
-    assistant = json.loads((TINY["gemma4"].parent / "tiny-gemma4-assistant" / "config.json").read_text())
+    assistant = json.loads(
+        (TINY["gemma4"].parent / "tiny-gemma4-assistant" / "config.json").read_text()
+    )
     assert assistant["architectures"] == ["Gemma4AssistantForCausalLM"]
     assert assistant["backbone_hidden_size"] == text["hidden_size"]
 
@@ -45,7 +50,11 @@ def test_architectures_are_the_real_ones():
 def test_stop_tokens_and_sampling_reach_the_backend(backend):
     pieces = {backend.piece(i) for i in backend.eos_ids}
     if backend.family.key == "gemma4":
-        assert backend.eos_ids == {1, 106, 50} and pieces == {"<eos>", "<turn|>", "<|tool_response>"}
+        assert backend.eos_ids == {1, 106, 50} and pieces == {
+            "<eos>",
+            "<turn|>",
+            "<|tool_response>",
+        }
         assert (backend.sampling_defaults.top_p, backend.sampling_defaults.top_k) == (0.95, 64)
     else:  # no generation_config.json: the family adds <|im_end|> and the sampling
         assert "<|im_end|>" in pieces

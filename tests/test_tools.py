@@ -34,15 +34,21 @@ def call(name: str, args: dict, folder: Path) -> ToolOutput:
 def test_default_tools_are_registered():
     # run_python alone: the tool the embedded default model was trained to call; RunSettings starts from it.
     assert DEFAULT_TOOLS == ("run_python",) == RunSettings().tools
-    assert set(DEFAULT_TOOLS) <= set(TOOLS) and list(TOOLS) == ["run_python", "list_files", "read_file"]
+    assert set(DEFAULT_TOOLS) <= set(TOOLS) and list(TOOLS) == [
+        "run_python",
+        "list_files",
+        "read_file",
+    ]
 
 
 @pytest.mark.parametrize("name", list(TOOLS))
 def test_schema_is_the_chat_template_function_format(name):
     tool = TOOLS[name]
     s = tool.schema()
-    assert s == {"type": "function",
-                 "function": {"name": name, "description": tool.description, "parameters": tool.parameters}}
+    assert s == {
+        "type": "function",
+        "function": {"name": name, "description": tool.description, "parameters": tool.parameters},
+    }
     Draft202012Validator.check_schema(tool.parameters)
     assert tool.parameters["type"] == "object"
     assert 0 < len(tool.description) < 400
@@ -62,7 +68,9 @@ def test_select_keeps_order_and_rejects_unknown_names():
 def test_timeout_comes_from_the_environment():
     code = "from agentloop import tools; print(tools.RUN_PYTHON_TIMEOUT, 'after 2.5 seconds' in tools.TOOLS['run_python'].description)"
     env = {**os.environ, "AGENTLOOP_SANDBOX_TIMEOUT": "2.5"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert out == "2.5 True\n"
     assert tools.RUN_PYTHON_TIMEOUT == sandbox.DEFAULT_TIMEOUT == 10.0
 
@@ -87,14 +95,29 @@ def test_extra_argument():
 
 
 def test_wrong_type():
-    assert validate(TOOLS["run_python"], {"code": 42}) == "The argument 'code' of run_python must be a string, not an integer."
-    assert validate(TOOLS["read_file"], {"path": ["a"]}) == "The argument 'path' of read_file must be a string, not an array."
-    assert validate(TOOLS["read_file"], {"path": None}) == "The argument 'path' of read_file must be a string, not null."
+    assert (
+        validate(TOOLS["run_python"], {"code": 42})
+        == "The argument 'code' of run_python must be a string, not an integer."
+    )
+    assert (
+        validate(TOOLS["read_file"], {"path": ["a"]})
+        == "The argument 'path' of read_file must be a string, not an array."
+    )
+    assert (
+        validate(TOOLS["read_file"], {"path": None})
+        == "The argument 'path' of read_file must be a string, not null."
+    )
 
 
 def test_arguments_not_an_object():
-    assert validate(TOOLS["run_python"], ["print(1)"]) == "The arguments of run_python must be a JSON object, not an array."
-    assert validate(TOOLS["run_python"], "print(1)") == "The arguments of run_python must be a JSON object, not a string."
+    assert (
+        validate(TOOLS["run_python"], ["print(1)"])
+        == "The arguments of run_python must be a JSON object, not an array."
+    )
+    assert (
+        validate(TOOLS["run_python"], "print(1)")
+        == "The arguments of run_python must be a JSON object, not a string."
+    )
 
 
 # ---- run_python ---------------------------------------------------------------------------------------------
@@ -106,7 +129,9 @@ def test_run_python_prints(folder):
 
 
 def test_run_python_no_output(folder):
-    assert call("run_python", {"code": "x = 1"}, folder) == ToolOutput("(no output)", is_error=False)
+    assert call("run_python", {"code": "x = 1"}, folder) == ToolOutput(
+        "(no output)", is_error=False
+    )
 
 
 def test_run_python_error_shows_stdout_stderr_and_exit_code(folder):
@@ -139,7 +164,10 @@ def test_run_python_without_bwrap_says_how_to_install(folder, monkeypatch):
     monkeypatch.setattr(sandbox.shutil, "which", lambda name, *a, **k: None)
     out = call("run_python", {"code": "open('/data/ran', 'w')"}, folder)
     assert out.is_error
-    assert "sudo apt-get install bubblewrap" in out.output and "never runs code outside a sandbox" in out.output
+    assert (
+        "sudo apt-get install bubblewrap" in out.output
+        and "never runs code outside a sandbox" in out.output
+    )
     assert not (folder / "ran").exists()
 
 
@@ -183,7 +211,9 @@ def test_list_files_missing_folder(folder):
 # ---- read_file ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["notes.txt", "/data/notes.txt", "./notes.txt", "sub/../notes.txt"])
+@pytest.mark.parametrize(
+    "path", ["notes.txt", "/data/notes.txt", "./notes.txt", "sub/../notes.txt"]
+)
 def test_read_file(folder, path):
     (folder / "notes.txt").write_text("dear diary\n")
     (folder / "sub").mkdir()
@@ -195,7 +225,9 @@ def test_read_file_written_by_run_python(folder):
     assert call("read_file", {"path": "result.txt"}, folder).output == "from the sandbox"
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/etc/shadow", "../secret.txt", "/data/../secret.txt", "/data2/x"])
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "/etc/shadow", "../secret.txt", "/data/../secret.txt", "/data2/x"]
+)
 def test_read_file_refuses_outside(folder, secret, path):
     out = call("read_file", {"path": path}, folder)
     assert out.is_error and "outside /data" in out.output
@@ -209,8 +241,13 @@ def test_read_file_refuses_a_link_out_placed_on_the_host(folder, secret):
 
 
 def test_read_file_refuses_a_link_out_made_by_the_model(folder, secret):
-    call("run_python", {"code": f"import os; os.symlink({str(secret)!r}, 'escape'); os.symlink('/etc/shadow', 'shadow')"},
-         folder)
+    call(
+        "run_python",
+        {
+            "code": f"import os; os.symlink({str(secret)!r}, 'escape'); os.symlink('/etc/shadow', 'shadow')"
+        },
+        folder,
+    )
     for name in ("escape", "shadow"):
         out = call("read_file", {"path": name}, folder)
         assert out.is_error and "outside /data" in out.output and "host secret" not in out.output

@@ -28,8 +28,9 @@ def served(tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     port = free_port()
-    server = ServerThread(create_app(model=str(TINY["gemma4"]), site_dir=site, port=port, device="cpu"),
-                          port).start()
+    server = ServerThread(
+        create_app(model=str(TINY["gemma4"]), site_dir=site, port=port, device="cpu"), port
+    ).start()
     Client(server.url).wait_ready(120)
     yield server.url
     server.stop()
@@ -57,7 +58,9 @@ def run_once(panel) -> str:
 
 def checked_tools(panel) -> dict[str, bool]:
     boxes = panel.locator(".al-tools input[type=checkbox]")
-    return {boxes.nth(i).get_attribute("value"): boxes.nth(i).is_checked() for i in range(boxes.count())}
+    return {
+        boxes.nth(i).get_attribute("value"): boxes.nth(i).is_checked() for i in range(boxes.count())
+    }
 
 
 def test_the_checklist_decides_the_tools_in_the_prompt_and_is_remembered(served, browser):

@@ -27,7 +27,9 @@ BELOW_TARGET: set[tuple[str, str]] = set()
 @pytest.fixture(scope="module", params=sorted(AGENTS))
 def agent(request):
     folder = AGENTS[request.param]
-    assert (folder / "model.safetensors").exists(), f"{folder.name} is missing: it is committed; train it with agentloop models train-tiny"
+    assert (folder / "model.safetensors").exists(), (
+        f"{folder.name} is missing: it is committed; train it with agentloop models train-tiny"
+    )
     if request.param not in _loaded:
         _loaded[request.param] = SimpleBackend(str(folder), device="cpu")
     return _loaded[request.param]
@@ -41,8 +43,14 @@ def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:
         if event["type"] == "permission":
             harness.decide(event["call_id"], decide(event))
 
-    harness = SimpleHarness(llm, [], question, RunSettings(temperature=0, max_new_tokens=128, **settings),
-                            emit, files=tmp_path)
+    harness = SimpleHarness(
+        llm,
+        [],
+        question,
+        RunSettings(temperature=0, max_new_tokens=128, **settings),
+        emit,
+        files=tmp_path,
+    )
     harness.run()
     return got
 
@@ -54,9 +62,15 @@ def only(evs, kind):
 def test_calls_run_python_and_answers_with_the_result(agent, tmp_path):
     evs = run(agent, "What is 48213 * 9127?", tmp_path, decide=lambda e: True)
     call, result = only(evs, "tool_call")[0], only(evs, "tool_result")[0]
-    assert call["name"] == "run_python" and not call.get("error") and only(evs, "decision")[0]["approved"]
+    assert (
+        call["name"] == "run_python"
+        and not call.get("error")
+        and only(evs, "decision")[0]["approved"]
+    )
     if (agent.family.key, "code_correct") in BELOW_TARGET:
-        pytest.xfail(f"{agent.model_id} called run_python with {call['args']['code']!r}: it does not copy numbers yet")
+        pytest.xfail(
+            f"{agent.model_id} called run_python with {call['args']['code']!r}: it does not copy numbers yet"
+        )
     assert "48213" in call["args"]["code"] and "9127" in call["args"]["code"]
     assert result["output"].strip() == str(48213 * 9127)
     assert evs[-1]["stop_reason"] == "final" and str(48213 * 9127) in evs[-1]["final"]
@@ -64,7 +78,9 @@ def test_calls_run_python_and_answers_with_the_result(agent, tmp_path):
 
 
 def test_denied_call_does_not_run(agent, tmp_path):
-    evs = run(agent, "Sort these numbers: 42, 7, 19.", tmp_path, decide=lambda e: False, max_steps=3)
+    evs = run(
+        agent, "Sort these numbers: 42, 7, 19.", tmp_path, decide=lambda e: False, max_steps=3
+    )
     assert only(evs, "decision")[0]["approved"] is False
     results = only(evs, "tool_result")
     assert results and results[0]["is_error"] and "denied" in results[0]["output"]
@@ -72,10 +88,18 @@ def test_denied_call_does_not_run(agent, tmp_path):
 
 
 def test_asked_to_check_twice_it_repeats_the_call_and_the_loop_refuses_the_repeat(agent, tmp_path):
-    evs = run(agent, "What is 5821 + 39077? Run it twice to be sure.", tmp_path, decide=lambda e: True)
+    evs = run(
+        agent, "What is 5821 + 39077? Run it twice to be sure.", tmp_path, decide=lambda e: True
+    )
     calls, results = only(evs, "tool_call"), only(evs, "tool_result")
-    assert len(calls) == 2 and calls[0]["args"] == calls[1]["args"] and calls[0]["step"] < calls[1]["step"]
-    assert len(only(evs, "permission")) == 1  # the repeat is refused before anyone is asked, and nothing runs
+    assert (
+        len(calls) == 2
+        and calls[0]["args"] == calls[1]["args"]
+        and calls[0]["step"] < calls[1]["step"]
+    )
+    assert (
+        len(only(evs, "permission")) == 1
+    )  # the repeat is refused before anyone is asked, and nothing runs
     assert results[1]["is_error"] and results[1]["output"] == REPEATED_CALL
     assert evs[-1]["stop_reason"] == "final" and results[0]["output"].strip() in evs[-1]["final"]
 
@@ -90,18 +114,24 @@ def test_the_model_card_is_the_one_training_writes(agent):
     folder = Path(agent.model_id)
     card = (folder / "README.md").read_text()
     recipe = json.loads((folder / "training.json").read_text())
-    assert card.split("\n## Measured")[0].rstrip("\n") == model_card(agent, folder.name, recipe).rstrip("\n")
+    assert card.split("\n## Measured")[0].rstrip("\n") == model_card(
+        agent, folder.name, recipe
+    ).rstrip("\n")
     assert "## Measured" in card and "below its target" not in card
 
 
 def test_thirty_held_out_questions(agent):
     # The figures of `agentloop models eval-tiny`, on 30 questions, with targets 10 points lower.
     # With a drafter beside the model (agent-gemma4's), the MTP figures too.
-    tally = evaluate(agent, held_out(30, seed=1_000_003), mtp=has_drafter(agent), log=lambda *_: None)
+    tally = evaluate(
+        agent, held_out(30, seed=1_000_003), mtp=has_drafter(agent), log=lambda *_: None
+    )
     assert has_drafter(agent) == (agent.family.key == "gemma4")
     missed = {f for f, target in TARGETS.items() if tally.rate(f) < target - 0.10}
     known = {f for family, f in BELOW_TARGET if family == agent.family.key}
     assert not missed - known, (missed, tally.misses)
-    assert not known - missed, f"{known - missed} now reach their targets: take them out of BELOW_TARGET"
+    assert not known - missed, (
+        f"{known - missed} now reach their targets: take them out of BELOW_TARGET"
+    )
     if known:
         pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as its model card says")

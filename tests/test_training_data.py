@@ -34,7 +34,7 @@ def test_the_code_prints_the_tasks_output_and_the_answer_states_it(kind):
 
 def test_file_lines_counts_the_file_it_comes_with():
     t = task(random.Random(3), "file_lines")
-    (name, text), = t.files.items()
+    ((name, text),) = t.files.items()
     assert name in t.code and str(len(text.splitlines())) == t.output
 
 
@@ -44,7 +44,9 @@ def test_kinds_cover_the_makers():
 
 def test_no_repeats_draws_nothing_more():
     plain, with_zero = random.Random(11), random.Random(11)
-    assert [task(plain) for _ in range(50)] == [task(with_zero, repeat_share=0.0) for _ in range(50)]
+    assert [task(plain) for _ in range(50)] == [
+        task(with_zero, repeat_share=0.0) for _ in range(50)
+    ]
 
 
 def test_a_repeat_conversation_is_the_run_the_loop_would_hold():
@@ -62,7 +64,10 @@ def test_segments_alternate_prompt_and_model_and_end_at_stop_tokens(family):
     b = tiny_backend(family)
     t = task(random.Random(5), "sorting", repeat_share=1.0)
     parts = segments(b, t, thinking=False)
-    assert [own for _, own in parts] == [False, True] * 3  # three steps: the call, the repeat, the answer
+    assert [own for _, own in parts] == [
+        False,
+        True,
+    ] * 3  # three steps: the call, the repeat, the answer
     for text, own in parts:
         if own:
             assert any(text.endswith(p) for p in b.family.stop_pieces), text

@@ -26,14 +26,20 @@ from agentloop.model_backends import Backend
 from agentloop.model_families import Sampling
 from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, validate
 
-SYSTEM_WITH_TOOLS = ("You are a helpful assistant. When a question needs computing, counting, converting or reading a "
-                     "file, call a tool, then answer with its result. The conversation's files are in /data.")
+SYSTEM_WITH_TOOLS = (
+    "You are a helpful assistant. When a question needs computing, counting, converting or reading a "
+    "file, call a tool, then answer with its result. The conversation's files are in /data."
+)
 SYSTEM_NO_TOOLS = "You are a helpful assistant. Answer briefly."
-REPEATED_CALL = ("You already made this exact call; its result is above. Use it to answer, or make a different "
-                 "call.")
+REPEATED_CALL = (
+    "You already made this exact call; its result is above. Use it to answer, or make a different "
+    "call."
+)
 DENIED = "The user denied this tool call. Do not run it again; answer without it or ask what to do."
-DENIED_AGAIN = ("The user already denied this exact call; it was not run and there is no result. Answer without "
-                "it, or make a different call.")
+DENIED_AGAIN = (
+    "The user already denied this exact call; it was not run and there is no result. Answer without "
+    "it, or make a different call."
+)
 
 
 @dataclass
@@ -49,9 +55,15 @@ class RunSettings:
     auto_approve: bool = False
     max_format_errors: int = 3
     time_limit_s: float | None = 600.0
-    mtp: bool = False  # drafted decoding (chapter 10): the same tokens, fewer forward passes of the model
-    harness: str = "simple"  # which loop runs the question: "simple" (this one) or "pi" (pi_harness.py)
-    pi_model: str = ""  # PiHarness only: one of pi's own models as "provider/id"; "": this page's model
+    mtp: bool = (
+        False  # drafted decoding (chapter 10): the same tokens, fewer forward passes of the model
+    )
+    harness: str = (
+        "simple"  # which loop runs the question: "simple" (this one) or "pi" (pi_harness.py)
+    )
+    pi_model: str = (
+        ""  # PiHarness only: one of pi's own models as "provider/id"; "": this page's model
+    )
 
     @property
     def sampling(self) -> Sampling:
@@ -62,22 +74,34 @@ def run_settings(recommended: Sampling, **given) -> RunSettings:
     """A run's settings, the one merge every caller uses (the terminal, the demo server, its stage endpoints,
     the evaluation): RunSettings' defaults, then the checkpoint's recommended sampling, then what was given (a
     field given as None is left to the two before). An unknown tool name fails here, before anything runs."""
-    settings = RunSettings(temperature=recommended.temperature, top_p=recommended.top_p,
-                           top_k=recommended.top_k)
-    settings = replace(settings, **{name: value for name, value in given.items() if value is not None})
+    settings = RunSettings(
+        temperature=recommended.temperature, top_p=recommended.top_p, top_k=recommended.top_k
+    )
+    settings = replace(
+        settings, **{name: value for name, value in given.items() if value is not None}
+    )
     return replace(settings, tools=tuple(select(settings.tools)))
 
 
 class SimpleHarness:
-    def __init__(self, llm: Backend, history: list[dict], user_text: str, settings: RunSettings,
-                 emit: Callable[[dict], None], files: Path | None = None):
+    def __init__(
+        self,
+        llm: Backend,
+        history: list[dict],
+        user_text: str,
+        settings: RunSettings,
+        emit: Callable[[dict], None],
+        files: Path | None = None,
+    ):
         self.id = uuid.uuid4().hex[:12]
         self.llm = llm
         self.settings = settings
         self.messages = [*history, {"role": "user", "content": user_text}]
         # The conversation's folder, which run_python's sandbox sees as /data.
         self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
-        self.tools: dict[str, Tool] = {n: t for n, t in TOOLS.items() if n in settings.tools} if settings.use_tools else {}
+        self.tools: dict[str, Tool] = (
+            {n: t for n, t in TOOLS.items() if n in settings.tools} if settings.use_tools else {}
+        )
         self._emit = emit
         self._start = time.perf_counter()
         self._stop = threading.Event()
@@ -93,14 +117,25 @@ class SimpleHarness:
         s = self.settings
         family = self.llm.family  # how this model writes its turns, thinking and tool calls
         tools = [t.schema() for t in self.tools.values()] or None  # for the chat template
-        schemas = {t.name: t.parameters for t in self.tools.values()}  # for the parser: Qwen's values need types
+        schemas = {
+            t.name: t.parameters for t in self.tools.values()
+        }  # for the parser: Qwen's values need types
         system = {"role": "system", "content": SYSTEM_WITH_TOOLS if tools else SYSTEM_NO_TOOLS}
-        self.emit("run_start", run_id=self.id, harness="simple", model=self.llm.model_id, family=family.key,
-                  settings=asdict(s), tools=list(self.tools))
+        self.emit(
+            "run_start",
+            run_id=self.id,
+            harness="simple",
+            model=self.llm.model_id,
+            family=family.key,
+            settings=asdict(s),
+            tools=list(self.tools),
+        )
         # [/quote:start]
 
         # [quote:setup]
-        seen: dict[tuple[str, str], bool] = {}  # each call answered so far -> approved, so a repeat is caught
+        seen: dict[
+            tuple[str, str], bool
+        ] = {}  # each call answered so far -> approved, so a repeat is caught
         format_errors = 0
         prev_prompt = ""
         stop_reason, final = "max_steps", ""
@@ -114,11 +149,17 @@ class SimpleHarness:
             self.emit("step_start", step=step)
             prompt = self.llm.render([system, *self.messages], tools, s.thinking)
             encoded = self.llm.encode(prompt)
-            self.emit("context", step=step, prompt=encoded.text, n_tokens=encoded.n_tokens,
-                      # what this step added: everything after the part it shares with the last step's prompt
-                      added_from=common_prefix(prompt, prev_prompt) if prev_prompt else 0,
-                      media_tokens=encoded.media_tokens, context_length=self.llm.context_length,
-                      roles=role_counts([system, *self.messages]))
+            self.emit(
+                "context",
+                step=step,
+                prompt=encoded.text,
+                n_tokens=encoded.n_tokens,
+                # what this step added: everything after the part it shares with the last step's prompt
+                added_from=common_prefix(prompt, prev_prompt) if prev_prompt else 0,
+                media_tokens=encoded.media_tokens,
+                context_length=self.llm.context_length,
+                roles=role_counts([system, *self.messages]),
+            )
             prev_prompt = prompt
             # [/quote:render]
 
@@ -138,34 +179,69 @@ class SimpleHarness:
             # [/quote:generate]
 
             # [quote:parse]
-            parsed = family.parse(raw, schemas, thinking_open=encoded.text.endswith(family.thought_prefix))
+            parsed = family.parse(
+                raw, schemas, thinking_open=encoded.text.endswith(family.thought_prefix)
+            )
             if parsed.error:  # shown to the model, which gets another try
                 format_errors += 1
-                self.emit("tool_call", step=step, call_id=f"{step}.0", name=None, args={}, error=parsed.error.message)
-                self.messages += [{"role": "assistant", "content": parsed.content + parsed.error.text},
-                                  {"role": "user", "content": f"Your tool call could not be read. {parsed.error.message}"}]
+                self.emit(
+                    "tool_call",
+                    step=step,
+                    call_id=f"{step}.0",
+                    name=None,
+                    args={},
+                    error=parsed.error.message,
+                )
+                self.messages += [
+                    {"role": "assistant", "content": parsed.content + parsed.error.text},
+                    {
+                        "role": "user",
+                        "content": f"Your tool call could not be read. {parsed.error.message}",
+                    },
+                ]
                 if format_errors >= s.max_format_errors:
                     stop_reason = "format_errors"
                     break
                 continue
             if not parsed.tool_calls:  # a reply without a tool call is the final answer
-                self.messages.append({"role": "assistant", "content": parsed.content, family.thinking_key: parsed.thinking})
+                self.messages.append(
+                    {
+                        "role": "assistant",
+                        "content": parsed.content,
+                        family.thinking_key: parsed.thinking,
+                    }
+                )
                 stop_reason, final = "final", parsed.content
                 break
             # [/quote:parse]
 
             # [quote:tools]
-            self.messages.append({
-                "role": "assistant", "content": parsed.content, family.thinking_key: parsed.thinking,
-                "tool_calls": [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                               for c in parsed.tool_calls],
-            })
+            self.messages.append(
+                {
+                    "role": "assistant",
+                    "content": parsed.content,
+                    family.thinking_key: parsed.thinking,
+                    "tool_calls": [
+                        {"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                        for c in parsed.tool_calls
+                    ],
+                }
+            )
             for i, call in enumerate(parsed.tool_calls):
                 call_id = f"{step}.{i}"
-                tool, key = self.tools[call.name], (call.name, json.dumps(call.arguments, sort_keys=True))
+                tool, key = (
+                    self.tools[call.name],
+                    (call.name, json.dumps(call.arguments, sort_keys=True)),
+                )
                 error = validate(tool, call.arguments)
-                self.emit("tool_call", step=step, call_id=call_id, name=call.name, args=call.arguments,
-                          **({"error": error} if error else {}))
+                self.emit(
+                    "tool_call",
+                    step=step,
+                    call_id=call_id,
+                    name=call.name,
+                    args=call.arguments,
+                    **({"error": error} if error else {}),
+                )
                 started = None
                 if error:  # back to the model as an error result; nothing runs, nobody is asked
                     output = ToolOutput(f"Invalid arguments: {error}", True)
@@ -178,7 +254,11 @@ class SimpleHarness:
                         break
                     seen[key] = approved  # after the answer: a call never answered is asked again
                     started = time.perf_counter()
-                    output = self._run_tool(tool, call.arguments) if approved else ToolOutput(DENIED, True)
+                    output = (
+                        self._run_tool(tool, call.arguments)
+                        if approved
+                        else ToolOutput(DENIED, True)
+                    )
                 self._result(step, call_id, call.name, output, started)
             else:
                 continue
@@ -186,8 +266,13 @@ class SimpleHarness:
             # [/quote:tools]
 
         # [quote:end]
-        self.emit("run_end", stop_reason=stop_reason, final=final, steps=step,
-                  ms=round((time.perf_counter() - self._start) * 1000, 1))
+        self.emit(
+            "run_end",
+            stop_reason=stop_reason,
+            final=final,
+            steps=step,
+            ms=round((time.perf_counter() - self._start) * 1000, 1),
+        )
         # [/quote:end]
 
     # -- the reader's side ------------------------------------------------------------------------------------------
@@ -241,8 +326,10 @@ class SimpleHarness:
             approved, by = True, "auto"
         else:
             with self._decided:  # woken by decide() or stop(), or when the time limit runs out
-                self._decided.wait_for(lambda: call_id in self._decisions or self._should_stop(),
-                                       timeout=self._time_left())
+                self._decided.wait_for(
+                    lambda: call_id in self._decisions or self._should_stop(),
+                    timeout=self._time_left(),
+                )
             self._waiting(None)
             if call_id not in self._decisions:
                 return None
@@ -258,15 +345,28 @@ class SimpleHarness:
     def _run_tool(self, tool: Tool, args: dict) -> ToolOutput:
         try:
             return tool.run(args, self.files)
-        except Exception as e:  # a broken tool is a result the model can read, not the end of the run
+        except (
+            Exception
+        ) as e:  # a broken tool is a result the model can read, not the end of the run
             return ToolOutput(f"The tool failed: {type(e).__name__}: {e}", True)
 
-    def _result(self, step: int, call_id: str, name: str, output: ToolOutput, started: float | None = None) -> None:
+    def _result(
+        self, step: int, call_id: str, name: str, output: ToolOutput, started: float | None = None
+    ) -> None:
         """Send `tool_result` and append it to the conversation, where the model reads it next step."""
         ms = round((time.perf_counter() - started) * 1000, 1) if started is not None else 0.0
-        self.emit("tool_result", step=step, call_id=call_id, name=name, output=output.output,
-                  is_error=output.is_error, ms=ms)
-        self.messages.append({"role": "tool", "name": name, "tool_call_id": call_id, "content": output.output})
+        self.emit(
+            "tool_result",
+            step=step,
+            call_id=call_id,
+            name=name,
+            output=output.output,
+            is_error=output.is_error,
+            ms=ms,
+        )
+        self.messages.append(
+            {"role": "tool", "name": name, "tool_call_id": call_id, "content": output.output}
+        )
 
 
 def run_reporting_errors(harness: SimpleHarness) -> None:
@@ -276,10 +376,21 @@ def run_reporting_errors(harness: SimpleHarness) -> None:
     except Exception as e:
         # A backend that knows what went wrong (VLLMBackend's ServerError) says it in both languages itself.
         step = {"step": harness.step} if harness.step else {}  # drawn in the step it failed in
-        harness.emit("error", message={"en": f"The run failed: {getattr(e, 'en', f'{type(e).__name__}: {e}')}",
-                                       "zh": f"執行失敗：{getattr(e, 'zh', f'{type(e).__name__}: {e}')}"}, **step)
-        harness.emit("run_end", stop_reason="error", final="", steps=harness.step,
-                     ms=round((time.perf_counter() - harness._start) * 1000, 1))
+        harness.emit(
+            "error",
+            message={
+                "en": f"The run failed: {getattr(e, 'en', f'{type(e).__name__}: {e}')}",
+                "zh": f"執行失敗：{getattr(e, 'zh', f'{type(e).__name__}: {e}')}",
+            },
+            **step,
+        )
+        harness.emit(
+            "run_end",
+            stop_reason="error",
+            final="",
+            steps=harness.step,
+            ms=round((time.perf_counter() - harness._start) * 1000, 1),
+        )
 
 
 def common_prefix(a: str, b: str) -> int:

@@ -42,12 +42,19 @@ class Backend(Protocol):
     context_length: int
     sampling_defaults: Sampling
 
-    def render(self, messages: list[dict], tools: list[dict] | None, thinking: bool,
-               generation_prompt: bool = True) -> str: ...
+    def render(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        thinking: bool,
+        generation_prompt: bool = True,
+    ) -> str: ...
 
     def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded: ...
 
-    def generate(self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]) -> Iterator[dict]: ...
+    def generate(
+        self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]
+    ) -> Iterator[dict]: ...
 
     def piece(self, token_id: int) -> str: ...
 

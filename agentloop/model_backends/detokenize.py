@@ -20,9 +20,9 @@ class Detokenizer:
         """The new text this token completes ("" while a character is still split)."""
         self.ids.append(token_id)
         decode = self.tokenizer.decode
-        before = decode(self.ids[self.prefix:self.read], skip_special_tokens=False)
-        now = decode(self.ids[self.prefix:], skip_special_tokens=False)
+        before = decode(self.ids[self.prefix : self.read], skip_special_tokens=False)
+        now = decode(self.ids[self.prefix :], skip_special_tokens=False)
         if len(now) <= len(before) or now.endswith("\ufffd"):
             return ""
         self.prefix, self.read = self.read, len(self.ids)
-        return now[len(before):]
+        return now[len(before) :]

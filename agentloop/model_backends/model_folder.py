@@ -18,7 +18,9 @@ from agentloop.paths import MODELS_DIR
 
 # The kinds of file that hold weights: a server with its own copy of the model needs everything but these.
 WEIGHTS = ["*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf", "*.onnx", "*.msgpack", "*.h5"]
-DRAFTER_MODEL_TYPES = ("gemma4_assistant",)  # MTP drafters (mtp.py), which no family runs as a model
+DRAFTER_MODEL_TYPES = (
+    "gemma4_assistant",
+)  # MTP drafters (mtp.py), which no family runs as a model
 
 
 def download(model_id: str, only: list[str] | None = None, progress=None) -> str:
@@ -42,8 +44,10 @@ def download_drafter(model_id: str) -> str:
     folder = _snapshot(model_id, allow_patterns=["config.json"])
     model_type = json.loads((Path(folder) / "config.json").read_text()).get("model_type")
     if model_type not in DRAFTER_MODEL_TYPES:
-        raise model_families.UnsupportedModel(f"{model_id} is not an MTP drafter agentloop knows "
-                                              f"(model_type {model_type!r}; it knows {', '.join(DRAFTER_MODEL_TYPES)})")
+        raise model_families.UnsupportedModel(
+            f"{model_id} is not an MTP drafter agentloop knows "
+            f"(model_type {model_type!r}; it knows {', '.join(DRAFTER_MODEL_TYPES)})"
+        )
     return _snapshot(model_id)
 
 
@@ -67,24 +71,36 @@ def _snapshot(model_id: str, **patterns) -> str:
     # "main", snapshot_download first asks the Hub for the commit, and when that fails it falls back at once to
     # the cache, or says at once that the cached snapshot is incomplete; given a commit it skips that question,
     # tries each missing file and retries for ~20 s before failing (huggingface_hub 2.4.0).
-    return snapshot_download(model_id, revision=model_families.REVISIONS.get(model_id), cache_dir=MODELS_DIR,
-                             **patterns)
+    return snapshot_download(
+        model_id, revision=model_families.REVISIONS.get(model_id), cache_dir=MODELS_DIR, **patterns
+    )
 
 
 def explain(model: str, e: Exception) -> dict:
     """Why `model` could not be found, fetched or loaded, as {en, zh}: what was looked for, where, what to do."""
     if isinstance(e, model_families.UnsupportedModel):
-        return {"en": f"{model} cannot be loaded: {e}. Its weights were not downloaded.",
-                "zh": f"無法載入 {model}：agentloop 不支援這個模型類型（{e}）。權重沒有下載。"}
+        return {
+            "en": f"{model} cannot be loaded: {e}. Its weights were not downloaded.",
+            "zh": f"無法載入 {model}：agentloop 不支援這個模型類型（{e}）。權重沒有下載。",
+        }
     name = type(e).__name__
     if name in ("LocalEntryNotFoundError", "IncompleteSnapshotError", "OfflineModeIsEnabled"):
-        return {"en": f"{model} could not be downloaded: the Hugging Face Hub cannot be reached and {MODELS_DIR} "
-                      f"does not hold it whole ({name}: {e}). Connect to the Hub, or pick a model in models/.",
-                "zh": f"無法下載 {model}：連不上 Hugging Face Hub，而 {MODELS_DIR} 裡也沒有完整的模型"
-                      f"（{name}: {e}）。請連上 Hub，或選 models/ 中的模型。"}
-    if name in ("RepositoryNotFoundError", "RevisionNotFoundError", "EntryNotFoundError", "GatedRepoError"):
-        return {"en": f"{model} was not found on the Hugging Face Hub ({name}): check the id, e.g. "
-                      f"Qwen/Qwen3.5-0.8B, or pick a checkpoint in {MODELS_DIR}.",
-                "zh": f"在 Hugging Face Hub 上找不到 {model}（{name}）：請檢查名稱（例如 Qwen/Qwen3.5-0.8B），"
-                      f"或選 {MODELS_DIR} 中的模型。"}
+        return {
+            "en": f"{model} could not be downloaded: the Hugging Face Hub cannot be reached and {MODELS_DIR} "
+            f"does not hold it whole ({name}: {e}). Connect to the Hub, or pick a model in models/.",
+            "zh": f"無法下載 {model}：連不上 Hugging Face Hub，而 {MODELS_DIR} 裡也沒有完整的模型"
+            f"（{name}: {e}）。請連上 Hub，或選 models/ 中的模型。",
+        }
+    if name in (
+        "RepositoryNotFoundError",
+        "RevisionNotFoundError",
+        "EntryNotFoundError",
+        "GatedRepoError",
+    ):
+        return {
+            "en": f"{model} was not found on the Hugging Face Hub ({name}): check the id, e.g. "
+            f"Qwen/Qwen3.5-0.8B, or pick a checkpoint in {MODELS_DIR}.",
+            "zh": f"在 Hugging Face Hub 上找不到 {model}（{name}）：請檢查名稱（例如 Qwen/Qwen3.5-0.8B），"
+            f"或選 {MODELS_DIR} 中的模型。",
+        }
     return {"en": f"Loading {model} failed: {name}: {e}", "zh": f"載入 {model} 失敗：{name}: {e}"}

@@ -29,10 +29,18 @@ class Drafter:
         from transformers import Gemma4AssistantForCausalLM
 
         self.folder = Path(download_drafter(model_id))
-        self.model = Gemma4AssistantForCausalLM.from_pretrained(self.folder, dtype=dtype).to(device).eval()
+        self.model = (
+            Gemma4AssistantForCausalLM.from_pretrained(self.folder, dtype=dtype).to(device).eval()
+        )
         generation = self.folder / "generation_config.json"
-        self.n_guesses = int(json.loads(generation.read_text()).get("num_assistant_tokens", 6)) if generation.exists() else 6
-        self.embed = target.get_input_embeddings()  # the model's own table (Gemma scales it by √width)
+        self.n_guesses = (
+            int(json.loads(generation.read_text()).get("num_assistant_tokens", 6))
+            if generation.exists()
+            else 6
+        )
+        self.embed = (
+            target.get_input_embeddings()
+        )  # the model's own table (Gemma scales it by √width)
         text_config = target.config.get_text_config()
         self.kv_layers = kv_layers(text_config)
         # The last positions a sliding-window layer sees before a new one (full attention: all).
@@ -49,15 +57,26 @@ class Drafter:
             shared[kind] = (layer.keys[..., seen, :], layer.values[..., seen, :])
         return shared
 
-    def step(self, token_ids: torch.Tensor, hidden: torch.Tensor, positions: torch.Tensor, shared: dict,
-             masks: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def step(
+        self,
+        token_ids: torch.Tensor,
+        hidden: torch.Tensor,
+        positions: torch.Tensor,
+        shared: dict,
+        masks: dict | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """One pass of the drafter: the tokens' embeddings beside the hidden states before them, in; its own last
         hidden state (for the logits) and its guess at the model's next hidden state (for the next step), out.
         Without masks every query sees every key given (one guess at a time: the cache holds only the past)."""
         x = torch.cat([self.embed(token_ids), hidden], dim=-1)
         masks = masks or {"full_attention": None, "sliding_attention": None}
-        out = self.model.model(inputs_embeds=self.model.pre_projection(x), attention_mask=masks,
-                               position_ids=positions, shared_kv_states=shared, use_cache=False)
+        out = self.model.model(
+            inputs_embeds=self.model.pre_projection(x),
+            attention_mask=masks,
+            position_ids=positions,
+            shared_kv_states=shared,
+            use_cache=False,
+        )
         return out.last_hidden_state, self.model.post_projection(out.last_hidden_state)
 
     def logits(self, last: torch.Tensor) -> torch.Tensor:
@@ -76,9 +95,12 @@ class Drafter:
         guesses = []
         for _ in range(self.n_guesses):
             out, hidden = self.step(last, hidden, position, shared)
-            last = self.logits(out)[:, -1:].argmax(-1)  # the drafter's own pick is always its most likely token
+            last = self.logits(out)[:, -1:].argmax(
+                -1
+            )  # the drafter's own pick is always its most likely token
             guesses.append(int(last))
         return guesses
+
     # [/quote:guess]
 
     def unload(self) -> None:
@@ -88,5 +110,7 @@ class Drafter:
 def kv_layers(text_config) -> dict[str, int]:
     """For each kind of attention, the last layer that computes its own keys and values: the ones layers sharing
     keys and values read, and so the ones the drafter reads too."""
-    own = text_config.layer_types[: text_config.num_hidden_layers - (text_config.num_kv_shared_layers or 0)]
+    own = text_config.layer_types[
+        : text_config.num_hidden_layers - (text_config.num_kv_shared_layers or 0)
+    ]
     return {kind: max(i for i, k in enumerate(own) if k == kind) for kind in set(own)}

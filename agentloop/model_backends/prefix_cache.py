@@ -162,8 +162,13 @@ def restore(layer, saved: dict) -> None:
 
 def nbytes(prefix: PrefixCache) -> int:
     """The memory the kept cache and the state copies take."""
-    tensors = [t for copies in prefix.states.values() for s in copies if s
-               for t in (*s["conv"].values(), *s["recurrent"].values())]
+    tensors = [
+        t
+        for copies in prefix.states.values()
+        for s in copies
+        if s
+        for t in (*s["conv"].values(), *s["recurrent"].values())
+    ]
     for layer in prefix.cache.layers if prefix.cache is not None else []:
         if isinstance(layer, LinearAttentionLayer):
             states = (*layer.conv_states.values(), *layer.recurrent_states.values())

@@ -17,8 +17,13 @@ from agentloop.model_families import Sampling
 TOP_N = 5
 
 
-def sample(logits: torch.Tensor, s: Sampling, piece: Callable[[int], str], draft: int | None = None,
-           forced: int | None = None) -> tuple[int, dict]:
+def sample(
+    logits: torch.Tensor,
+    s: Sampling,
+    piece: Callable[[int], str],
+    draft: int | None = None,
+    forced: int | None = None,
+) -> tuple[int, dict]:
     """Pick the next token from 1-D `logits` and report the model's distribution and what the settings did to it.
 
     A `draft` (the MTP drafter's guess) is kept with the probability the settings give it (in greedy decoding:
@@ -28,7 +33,9 @@ def sample(logits: torch.Tensor, s: Sampling, piece: Callable[[int], str], draft
     # [quote:distribution]
     probs = torch.softmax(logits, -1)  # the model's own distribution
     # Equally likely tokens go lowest id first, as argmax (and so generate()) takes them; topk leaves their order open.
-    top = sorted(zip(*probs.topk(min(TOP_N, probs.numel()))), key=lambda c: (-float(c[0]), int(c[1])))
+    top = sorted(
+        zip(*probs.topk(min(TOP_N, probs.numel()))), key=lambda c: (-float(c[0]), int(c[1]))
+    )
     # [/quote:distribution]
 
     # [quote:rules]
@@ -71,7 +78,9 @@ def sample(logits: torch.Tensor, s: Sampling, piece: Callable[[int], str], draft
         "p_sampled": p_sampled,
         "kept": kept,
         # Candidates are a prefix of the tokens sorted by probability, so a rank below `kept` survived.
-        "top": [{"id": int(i), "piece": piece(int(i)), "p": float(v), "kept": rank < kept}
-                for rank, (v, i) in enumerate(top)],
+        "top": [
+            {"id": int(i), "piece": piece(int(i)), "p": float(v), "kept": rank < kept}
+            for rank, (v, i) in enumerate(top)
+        ],
     }
     # [/quote:report]

@@ -51,10 +51,16 @@ class SimpleBackend:
         # The files are bfloat16; a CPU computes float32 faster and exactly, at twice the memory.
         self.dtype = torch.float32 if self.device == "cpu" else torch.bfloat16
         self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
-        self.model = AutoModelForMultimodalLM.from_pretrained(self.folder, dtype=self.dtype).to(self.device).eval()
+        self.model = (
+            AutoModelForMultimodalLM.from_pretrained(self.folder, dtype=self.dtype)
+            .to(self.device)
+            .eval()
+        )
         self.config = config
         text_config = config.get("text_config", config)
-        self.context_length = int(text_config.get("max_position_embeddings") or self.tokenizer.model_max_length)
+        self.context_length = int(
+            text_config.get("max_position_embeddings") or self.tokenizer.model_max_length
+        )
 
         self._pieces = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
         self.special_ids = set(self.tokenizer.added_tokens_decoder)
@@ -93,11 +99,19 @@ class SimpleBackend:
 
     # -- text in ----------------------------------------------------------------------------------------------------
 
-    def render(self, messages: list[dict], tools: list[dict] | None, thinking: bool,
-               generation_prompt: bool = True) -> str:
+    def render(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None,
+        thinking: bool,
+        generation_prompt: bool = True,
+    ) -> str:
         """The conversation as one string, written by the checkpoint's own chat template."""
         return self.tokenizer.apply_chat_template(
-            messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt,
+            messages,
+            tools=tools,
+            tokenize=False,
+            add_generation_prompt=generation_prompt,
             **self.family.template_kwargs(thinking),
         )
 
@@ -134,14 +148,18 @@ class SimpleBackend:
         """The MTP drafter, loaded the first time it is asked for."""
         if self.drafter is None:
             if self.drafter_id() is None:
-                raise ValueError(f"{self.family.name} has no MTP drafter in agentloop (Qwen3.5's MTP layer ships "
-                                 f"inside the model's weights, and transformers does not load it): switch MTP off")
+                raise ValueError(
+                    f"{self.family.name} has no MTP drafter in agentloop (Qwen3.5's MTP layer ships "
+                    f"inside the model's weights, and transformers does not load it): switch MTP off"
+                )
             self.drafter = Drafter(self.drafter_id(), self.model, self.device, self.dtype)
         return self.drafter
 
     # -- tokens out -------------------------------------------------------------------------------------------------
 
-    def generate(self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
+    def generate(
+        self, prompt: Encoded, sampling: Sampling, should_stop: Callable[[], bool]
+    ) -> Iterator[dict]:
         """Yield a prefill event, one event per token, then a done event."""
         ids = torch.tensor([prompt.ids], device=self.device)
         forced = self._forced.popleft() if self._forced else None
@@ -172,7 +190,11 @@ class SimpleBackend:
 
             # [quote:decode]
             decode_start = time.perf_counter()
-            tokens = self._drafted(out, sampling, mtp) if drafting else self._one_at_a_time(out, sampling, forced)
+            tokens = (
+                self._drafted(out, sampling, mtp)
+                if drafting
+                else self._one_at_a_time(out, sampling, forced)
+            )
             for token_id, details in tokens:
                 if should_stop():
                     finish = "user_stopped"
@@ -182,13 +204,21 @@ class SimpleBackend:
                 special = token_id in self.special_ids
                 token_channel, channel = self.family.channels(piece, special, channel)
                 yield {
-                    "type": "token", "index": len(generated) - 1, "id": token_id, "piece": piece,
-                    "text": text.add(token_id), "special": special, "channel": token_channel, **details,
+                    "type": "token",
+                    "index": len(generated) - 1,
+                    "id": token_id,
+                    "piece": piece,
+                    "text": text.add(token_id),
+                    "special": special,
+                    "channel": token_channel,
+                    **details,
                 }
                 if token_id in self.eos_ids:
                     finish = "stop_token"
                     break
-                if len(generated) == sampling.max_new_tokens or (forced is not None and len(generated) == len(forced)):
+                if len(generated) == sampling.max_new_tokens or (
+                    forced is not None and len(generated) == len(forced)
+                ):
                     break
             # [/quote:decode]
             if forced is None:
@@ -208,13 +238,19 @@ class SimpleBackend:
         }
         # [/quote:done]
 
-    def _one_at_a_time(self, out, s: Sampling, forced: list[int] | None) -> Iterator[tuple[int, dict]]:
+    def _one_at_a_time(
+        self, out, s: Sampling, forced: list[int] | None
+    ) -> Iterator[tuple[int, dict]]:
         """Sample a token, feed it back with the cache for the next position's logits, repeat. A generator: once the
         loop above stops asking, no extra forward pass runs."""
         n = 0
         while True:
-            token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece,
-                                       forced=forced[n] if forced is not None else None)
+            token_id, details = sample(
+                out.logits[0, -1].float().cpu(),
+                s,
+                self.piece,
+                forced=forced[n] if forced is not None else None,
+            )
             if forced is not None:
                 details["forced"] = True
             yield token_id, details
@@ -233,8 +269,12 @@ class SimpleBackend:
         while True:
             yield token_id, details
             guesses = self.drafter.guess(token_id, hidden, cache)
-            out = self._forward(torch.tensor([[token_id, *guesses]], device=self.device), cache,
-                                keep=len(guesses) + 1, hidden=True)
+            out = self._forward(
+                torch.tensor([[token_id, *guesses]], device=self.device),
+                cache,
+                keep=len(guesses) + 1,
+                hidden=True,
+            )
             mtp["forwards"] += 1
             mtp["drafted"] += len(guesses)
             kept = 0
@@ -249,15 +289,23 @@ class SimpleBackend:
                 token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
             # Forget the keys and values of the guesses turned down.
             cut_back(cache, cache.get_seq_length() - (len(guesses) - kept))
-            hidden = out.hidden_states[-1][:, kept:kept + 1]  # the model's state where the next token was picked
+            hidden = out.hidden_states[-1][
+                :, kept : kept + 1
+            ]  # the model's state where the next token was picked
+
     # [/quote:drafted]
 
     def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False):
         # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token
         # needs only its own position computed; logits_to_keep: only the last positions' distributions are needed.
         # The drafter reads the model's last hidden states (`hidden`).
-        return self.model(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=keep,
-                          output_hidden_states=hidden)
+        return self.model(
+            input_ids=ids,
+            past_key_values=past,
+            use_cache=True,
+            logits_to_keep=keep,
+            output_hidden_states=hidden,
+        )
 
     # -- memory ------------------------------------------------------------------------------------------------------
 

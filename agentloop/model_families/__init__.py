@@ -19,7 +19,9 @@ REVISIONS: dict[str, str] = {
 }
 
 FAMILIES: dict[str, Family] = {family.key: family for family in (GEMMA4, QWEN3_5)}
-BY_MODEL_TYPE: dict[str, Family] = {t: family for family in FAMILIES.values() for t in family.model_types}
+BY_MODEL_TYPE: dict[str, Family] = {
+    t: family for family in FAMILIES.values() for t in family.model_types
+}
 
 
 class UnsupportedModel(ValueError):
@@ -32,12 +34,24 @@ def for_model_type(model_type: str | None) -> Family:
         return BY_MODEL_TYPE[model_type or ""]
     except KeyError:
         known = ", ".join(sorted(BY_MODEL_TYPE))
-        raise UnsupportedModel(f"model_type {model_type!r} is not supported; agentloop knows {known}") from None
+        raise UnsupportedModel(
+            f"model_type {model_type!r} is not supported; agentloop knows {known}"
+        ) from None
 
 
 def for_config(config: dict) -> Family:
     return for_model_type(config.get("model_type"))
 
 
-__all__ = ["Family", "FormatError", "Parsed", "Sampling", "ToolCall", "REVISIONS", "FAMILIES", "UnsupportedModel",
-           "for_model_type", "for_config"]
+__all__ = [
+    "Family",
+    "FormatError",
+    "Parsed",
+    "Sampling",
+    "ToolCall",
+    "REVISIONS",
+    "FAMILIES",
+    "UnsupportedModel",
+    "for_model_type",
+    "for_config",
+]

@@ -93,7 +93,11 @@ def coerce(value: str, schema: dict | None):
                 return int(value.strip())
             if t == "number":
                 number = float(value.strip())
-                return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+                return (
+                    int(number)
+                    if number.is_integer() and "." not in value and "e" not in value.lower()
+                    else number
+                )
             if t == "boolean" and value.strip().lower() in ("true", "false"):
                 return value.strip().lower() == "true"
             if t == "null" and value.strip().lower() in ("null", "none", ""):
@@ -115,7 +119,9 @@ def strip_stop(raw: str, pieces: tuple[str, ...]) -> tuple[str, str | None]:
     return raw, None
 
 
-def collect_calls(parsed: Parsed, matches, read_call, schemas: dict[str, dict], closing: str, example: str) -> Parsed:
+def collect_calls(
+    parsed: Parsed, matches, read_call, schemas: dict[str, dict], closing: str, example: str
+) -> Parsed:
     """Read each matched call (group 1 its body, group 2 its closing tag) into `parsed`. The first call that cannot
     be read, or is not closed, makes the whole output a format error that tells the model how to write one."""
     for match in matches:

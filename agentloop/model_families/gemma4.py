@@ -28,7 +28,9 @@ QUOTE = '<|"|>'
 CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
 THOUGHT = re.compile(r"<\|channel>thought\n?(.*?)(<channel\|>|$)", re.S)
 BARE = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
-BARE_TEXT = re.compile(r"[^,}\]]*")  # a value without marks runs to the next , } or ] (as in vLLM's parser)
+BARE_TEXT = re.compile(
+    r"[^,}\]]*"
+)  # a value without marks runs to the next , } or ] (as in vLLM's parser)
 MAX_DEPTH = 64  # objects and lists nested deeper than this are refused, long before Python's recursion limit
 
 
@@ -39,10 +41,14 @@ class Gemma4(Family):
         thoughts = THOUGHT.findall(text)
         text = THOUGHT.sub("", text)
         parsed = Parsed(thinking="\n".join(t.strip() for t, _ in thoughts))
-        if thoughts and not thoughts[-1][1] and not text.strip():  # still thinking when the output ended
+        if (
+            thoughts and not thoughts[-1][1] and not text.strip()
+        ):  # still thinking when the output ended
             return parsed
         parsed.content = CALL.sub("", text).strip()
-        return collect_calls(parsed, CALL.finditer(text), read_call, schemas, "<tool_call|>", EXAMPLE)
+        return collect_calls(
+            parsed, CALL.finditer(text), read_call, schemas, "<tool_call|>", EXAMPLE
+        )
 
     def write_call(self, name: str, args: dict) -> str:
         return f"<|tool_call>call:{name}{write_value(args)}<tool_call|><|tool_response>"
@@ -73,8 +79,8 @@ def read_value(s: str, i: int, depth: int = 0):
     if s.startswith(QUOTE, i):
         end = s.find(QUOTE, i + len(QUOTE))
         if end < 0:
-            raise ValueError("a string is not closed with <|\"|>")
-        return s[i + len(QUOTE):end], end + len(QUOTE)
+            raise ValueError('a string is not closed with <|"|>')
+        return s[i + len(QUOTE) : end], end + len(QUOTE)
     if s.startswith(("{", "["), i):
         if depth == MAX_DEPTH:
             raise ValueError(f"objects and lists are nested more than {MAX_DEPTH} deep")
@@ -88,9 +94,11 @@ def read_bare(s: str, i: int):
     run = BARE_TEXT.match(s, i)
     text = run.group(0).strip()
     if not text:
-        raise ValueError(f"a value is missing at {s[i:i + 20]!r}")
-    if QUOTE in text or "{" in text or "[" in text:  # half marked up: what the model meant is unclear
-        raise ValueError(f"unexpected text at {s[i:i + 20]!r}")
+        raise ValueError(f"a value is missing at {s[i : i + 20]!r}")
+    if (
+        QUOTE in text or "{" in text or "[" in text
+    ):  # half marked up: what the model meant is unclear
+        raise ValueError(f"unexpected text at {s[i : i + 20]!r}")
     if BARE.fullmatch(text):
         return json.loads(text), run.end()
     return text, run.end()
@@ -118,7 +126,7 @@ def read_items(s: str, i: int, close: str, keyed: bool, depth: int):
         if keyed:
             key = re.match(r"\s*(\w+)\s*:", s[i:])
             if not key:
-                raise ValueError(f"expected key: at {s[i:i + 20]!r}")
+                raise ValueError(f"expected key: at {s[i : i + 20]!r}")
             value, i = read_value(s, i + key.end(), depth)
             items[key.group(1)] = value
         else:
@@ -127,7 +135,7 @@ def read_items(s: str, i: int, close: str, keyed: bool, depth: int):
         if s.startswith(",", i):
             i += 1
         elif not s.startswith(close, i):
-            raise ValueError(f"expected , or {close} at {s[i:i + 20]!r}")
+            raise ValueError(f"expected , or {close} at {s[i : i + 20]!r}")
 
 
 GEMMA4 = Gemma4(
@@ -137,8 +145,12 @@ GEMMA4 = Gemma4(
     # Also in the checkpoint's generation_config.json: <eos>, <turn|> after an answer, <|tool_response> for a tool.
     stop_pieces=("<turn|>", "<|tool_response>", "<eos>"),
     thought_prefix="<|channel>thought\n",
-    channel_switch={"<|channel>": "thought", "<channel|>": "content", "<|tool_call>": "tool_call",
-                    "<tool_call|>": "content"},
+    channel_switch={
+        "<|channel>": "thought",
+        "<channel|>": "content",
+        "<|tool_call>": "tool_call",
+        "<tool_call|>": "content",
+    },
     sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
     drafter_suffix="-assistant",  # google/gemma-4-E2B-it-assistant drafts for google/gemma-4-E2B-it
 )

@@ -53,13 +53,21 @@ class Qwen3_5(Family):
         parsed = Parsed(thinking=thinking.strip(), content=content.strip())
         if not calls_text and "<tool_call>" not in text:
             return parsed
-        return collect_calls(parsed, CALL.finditer("<tool_call>" + calls_text), read_call, schemas, "</tool_call>",
-                             EXAMPLE)
+        return collect_calls(
+            parsed,
+            CALL.finditer("<tool_call>" + calls_text),
+            read_call,
+            schemas,
+            "</tool_call>",
+            EXAMPLE,
+        )
 
     def write_call(self, name: str, args: dict) -> str:
         """Each argument in its own <parameter=…>, as Qwen's template writes it: a list or object as JSON, any
         other value as Python's str() (True, not true); coerce reads it back by the tool's schema."""
-        params = "".join(f"<parameter={key}>\n{plain_text(value)}\n</parameter>\n" for key, value in args.items())
+        params = "".join(
+            f"<parameter={key}>\n{plain_text(value)}\n</parameter>\n" for key, value in args.items()
+        )
         return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call><|im_end|>"
 
 
@@ -68,8 +76,10 @@ def plain_text(value) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
 
 
-EXAMPLE = ("Write a call as <tool_call>\n<function=NAME>\n<parameter=ARGUMENT>\nvalue\n</parameter>\n</function>\n"
-           "</tool_call>.")
+EXAMPLE = (
+    "Write a call as <tool_call>\n<function=NAME>\n<parameter=ARGUMENT>\nvalue\n</parameter>\n</function>\n"
+    "</tool_call>."
+)
 
 
 def read_call(body: str, schemas: dict[str, dict]) -> ToolCall | str:
@@ -97,6 +107,11 @@ QWEN3_5 = Qwen3_5(
     # The checkpoint stops only at <|endoftext|>; an answer and a tool call both end with <|im_end|>.
     stop_pieces=("<|im_end|>", "<|endoftext|>"),
     thought_prefix="<think>\n",
-    channel_switch={"<think>": "thought", "</think>": "content", "<tool_call>": "tool_call", "</tool_call>": "content"},
+    channel_switch={
+        "<think>": "thought",
+        "</think>": "content",
+        "<tool_call>": "tool_call",
+        "</tool_call>": "content",
+    },
     sampling=Sampling(temperature=1.0, top_p=1.0, top_k=20),
 )

@@ -19,19 +19,27 @@ def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
     earlier = backend.folder / "training.json"
     phases = json.loads(earlier.read_text())["phases"] if earlier.exists() else []
     recipe = {"phases": [*phases, recipe]}
-    return write_checkpoint(backend.model, backend.folder, out, recipe, model_card(backend, out.name, recipe))
+    return write_checkpoint(
+        backend.model, backend.folder, out, recipe, model_card(backend, out.name, recipe)
+    )
 
 
 def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> Path:
     """`model`'s weights in bfloat16 in a fresh folder `out`, beside `base`'s other files (generation settings,
     tokenizer, chat template), with the training record and the model card."""
-    assert out.resolve() != base.resolve(), "write into a new folder: the base's files are copied from"
+    assert out.resolve() != base.resolve(), (
+        "write into a new folder: the base's files are copied from"
+    )
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
     (out / "generation_config.json").unlink(missing_ok=True)  # the base's own is the one to keep
     for f in base.iterdir():
-        if f.is_file() and f.suffix != ".safetensors" and f.name not in ("config.json", "training.json", "README.md"):
+        if (
+            f.is_file()
+            and f.suffix != ".safetensors"
+            and f.name not in ("config.json", "training.json", "README.md")
+        ):
             shutil.copyfile(f, out / f.name)
     (out / "training.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     (out / "README.md").write_text(card)
@@ -40,14 +48,21 @@ def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> P
 
 def phase_text(p: dict) -> str:
     text = f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}"
-    return text + (f", {p['repeat_share']:.0%} of tool questions asking to check twice" if p.get("repeat_share") else "")
+    return text + (
+        f", {p['repeat_share']:.0%} of tool questions asking to check twice"
+        if p.get("repeat_share")
+        else ""
+    )
 
 
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
-    drafter = (f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
-               if backend.family.drafter_suffix else "")
+    drafter = (
+        f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
+        if backend.family.drafter_suffix
+        else ""
+    )
     return f"""# {name}
 
 A toy: {backend.family.name}'s architecture ({backend.config["architectures"][0]}) at a tiny size, trained on this

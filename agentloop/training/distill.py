@@ -25,7 +25,9 @@ from agentloop.training.checkpoint import write_checkpoint
 from agentloop.training.data import example, shared_prefix
 
 
-def conversations(backend: SimpleBackend, rng: random.Random, size: int, pad_id: int, prefixes: dict[bool, str]):
+def conversations(
+    backend: SimpleBackend, rng: random.Random, size: int, pad_id: int, prefixes: dict[bool, str]
+):
     """`size` whole conversations (the system turn included), right-padded, where the model wrote each token, and
     where the shared system turn ends (no row has a token of the model's before it)."""
     thinking = rng.random() < 0.25
@@ -36,8 +38,8 @@ def conversations(backend: SimpleBackend, rng: random.Random, size: int, pad_id:
     ids = torch.full((size, width), pad_id)
     own = torch.zeros((size, width), dtype=torch.bool)
     for row, (tokens, mine) in enumerate(rows):
-        ids[row, :len(prefix_ids) + len(tokens)] = torch.tensor(prefix_ids + tokens)
-        own[row, len(prefix_ids):len(prefix_ids) + len(tokens)] = torch.tensor(mine)
+        ids[row, : len(prefix_ids) + len(tokens)] = torch.tensor(prefix_ids + tokens)
+        own[row, len(prefix_ids) : len(prefix_ids) + len(tokens)] = torch.tensor(mine)
     return ids, own, len(prefix_ids)
 
 
@@ -46,20 +48,39 @@ def masks(first: int, n_kv: int, window: int, dtype: torch.dtype) -> dict[str, t
     of them in full attention, the last window - 1 in sliding attention (what the cache holds at run time)."""
     p = torch.arange(first, n_kv)[:, None]
     k = torch.arange(n_kv)[None, :]
-    def additive(allowed: torch.Tensor) -> torch.Tensor:  # 0 where a query may look, the lowest number elsewhere
-        return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)[None, None]
-    return {"full_attention": additive(k < p), "sliding_attention": additive((k < p) & (k > p - window))}
+
+    def additive(
+        allowed: torch.Tensor,
+    ) -> torch.Tensor:  # 0 where a query may look, the lowest number elsewhere
+        return torch.zeros(allowed.shape, dtype=dtype).masked_fill(
+            ~allowed, torch.finfo(dtype).min
+        )[None, None]
+
+    return {
+        "full_attention": additive(k < p),
+        "sliding_attention": additive((k < p) & (k > p - window)),
+    }
 
 
 def columns(x: torch.Tensor, start: int, n: int, fill) -> torch.Tensor:
     """x[:, start : start + n], filled up to n columns at the end."""
-    part = x[:, start:start + n]
+    part = x[:, start : start + n]
     pad = torch.full((x.shape[0], n - part.shape[1], *x.shape[2:]), fill, dtype=x.dtype)
     return torch.cat([part, pad], dim=1)
 
 
-def distill(target: str, drafter_base: str, out: str | Path, steps: int = 600, batch_size: int = 12,
-            lr: float = 2e-3, seed: int = 0, unroll: int = 3, threads: int | None = None, log=print) -> Path:
+def distill(
+    target: str,
+    drafter_base: str,
+    out: str | Path,
+    steps: int = 600,
+    batch_size: int = 12,
+    lr: float = 2e-3,
+    seed: int = 0,
+    unroll: int = 3,
+    threads: int | None = None,
+    log=print,
+) -> Path:
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -72,28 +93,42 @@ def distill(target: str, drafter_base: str, out: str | Path, steps: int = 600, b
     text = backend.model.config.get_text_config()
     order = drafter.model.masked_embedding.token_ordering
     cluster = torch.empty_like(order)
-    cluster[order] = torch.arange(order.numel()) // drafter.model.masked_embedding.vocab_size_per_centroid
+    cluster[order] = (
+        torch.arange(order.numel()) // drafter.model.masked_embedding.vocab_size_per_centroid
+    )
     pad_id = backend.tokenizer.pad_token_id or 0
     optimizer = torch.optim.AdamW(drafter.model.parameters(), lr=lr, weight_decay=0.01)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 30) * max(0.1, 1 - s / steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / 30) * max(0.1, 1 - s / steps)
+    )
     start = time.perf_counter()
-    prefixes = {thinking: shared_prefix(backend, thinking) for thinking in (False, True)}  # as train() does
+    prefixes = {
+        thinking: shared_prefix(backend, thinking) for thinking in (False, True)
+    }  # as train() does
     for step in range(1, steps + 1):
         ids, own, first = conversations(backend, rng, batch_size, pad_id, prefixes)
         with torch.no_grad():
-            seen = backend.model(input_ids=ids, use_cache=False, output_hidden_states=True,
-                                 return_shared_kv_states=True)
+            seen = backend.model(
+                input_ids=ids,
+                use_cache=False,
+                output_hidden_states=True,
+                return_shared_kv_states=True,
+            )
         shared = {kind: (k.detach(), v.detach()) for kind, (k, v) in seen.shared_kv_states.items()}
         # Queries at every position p from the end of the system turn on, all at once.
         n = ids.shape[1] - first
         positions = torch.arange(first, ids.shape[1])[None].expand(ids.shape[0], -1)
         attend = masks(first, ids.shape[1], text.sliding_window, torch.float32)
-        hidden = seen.hidden_states[-1][:, first - 1:-1]  # the model's state at p - 1
+        hidden = seen.hidden_states[-1][:, first - 1 : -1]  # the model's state at p - 1
         loss = torch.zeros(())
         for j in range(1, unroll + 1):
             tokens = columns(ids, first + j - 1, n, pad_id)  # the token at p + j - 1
-            wanted = columns(seen.logits, first + j - 1, n, 0.0)  # the model's distribution after it
-            where = columns(own, first + j, n, False)  # ... where the model wrote the token at p + j
+            wanted = columns(
+                seen.logits, first + j - 1, n, 0.0
+            )  # the model's distribution after it
+            where = columns(
+                own, first + j, n, False
+            )  # ... where the model wrote the token at p + j
             last, hidden = drafter.step(tokens, hidden, positions, shared, attend)
             mine = drafter.model.lm_head(last[where])
             loss = loss + F.cross_entropy(mine, F.softmax(wanted[where].float(), -1))
@@ -105,17 +140,34 @@ def distill(target: str, drafter_base: str, out: str | Path, steps: int = 600, b
         optimizer.step()
         schedule.step()
         if step % 10 == 0 or step == 1:
-            log(f"drafter step {step}/{steps}  loss {loss.item() / unroll:.4f}  {(time.perf_counter() - start) / 60:.1f} min")
+            log(
+                f"drafter step {step}/{steps}  loss {loss.item() / unroll:.4f}  {(time.perf_counter() - start) / 60:.1f} min"
+            )
     drafter.model.eval()
-    return save(drafter, Path(out), {"target": Path(target).name, "steps": steps, "batch_size": batch_size, "lr": lr,
-                                     "seed": seed, "unroll": unroll,
-                                     "minutes": round((time.perf_counter() - start) / 60, 1)})
+    return save(
+        drafter,
+        Path(out),
+        {
+            "target": Path(target).name,
+            "steps": steps,
+            "batch_size": batch_size,
+            "lr": lr,
+            "seed": seed,
+            "unroll": unroll,
+            "minutes": round((time.perf_counter() - start) / 60, 1),
+        },
+    )
 
 
 def save(drafter: Drafter, out: Path, recipe: dict) -> Path:
     """The distilled drafter in bfloat16, beside its base checkpoint's other files."""
-    return write_checkpoint(drafter.model, drafter.folder, out, {"distilled": recipe},
-                            drafter_card(out.name, drafter.folder.name, recipe))
+    return write_checkpoint(
+        drafter.model,
+        drafter.folder,
+        out,
+        {"distilled": recipe},
+        drafter_card(out.name, drafter.folder.name, recipe),
+    )
 
 
 def drafter_card(name: str, base: str, recipe: dict) -> str:
@@ -147,5 +199,11 @@ DRAFTER_RECIPES = {"gemma4": {"steps": 600, "lr": 2e-3, "seed": 0}}
 
 def distill_recipe(family: str, models_dir: Path, threads: int | None = None, log=print) -> Path:
     target = models_dir / f"agent-{family}"
-    return distill(str(target), str(models_dir / f"tiny-{family}-assistant"), models_dir / f"agent-{family}-assistant",
-                   threads=threads, log=log, **DRAFTER_RECIPES[family])
+    return distill(
+        str(target),
+        str(models_dir / f"tiny-{family}-assistant"),
+        models_dir / f"agent-{family}-assistant",
+        threads=threads,
+        log=log,
+        **DRAFTER_RECIPES[family],
+    )

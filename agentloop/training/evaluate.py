@@ -23,8 +23,15 @@ from agentloop import paths
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_settings
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
 
-TARGETS = {"well_formed": 0.99, "code_correct": 0.90, "answer_correct": 0.95, "no_tool": 0.95,
-           "well_formed_t1": 0.90, "mtp_tokens_per_forward": 2.0, "mtp_same_tokens": 0.99}
+TARGETS = {
+    "well_formed": 0.99,
+    "code_correct": 0.90,
+    "answer_correct": 0.95,
+    "no_tool": 0.95,
+    "well_formed_t1": 0.90,
+    "mtp_tokens_per_forward": 2.0,
+    "mtp_same_tokens": 0.99,
+}
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
 
 
@@ -73,7 +80,9 @@ def evaluate(llm, tasks: list[Task], mtp: bool = False, log=print) -> Tally:
     tally = Tally()
     s = llm.sampling_defaults
     greedy = run_settings(s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True)
-    drafted = run_settings(s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True, mtp=True)
+    drafted = run_settings(
+        s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True, mtp=True
+    )
     sampled = run_settings(s, temperature=1.0, max_steps=1, max_new_tokens=160, auto_approve=True)
     for i, t in enumerate(tasks):
         evs = run_once(llm, t, greedy)
@@ -81,19 +90,32 @@ def evaluate(llm, tasks: list[Task], mtp: bool = False, log=print) -> Tally:
             count_mtp(tally, evs, run_once(llm, t, drafted))
         call, result, end = first(evs, "tool_call"), first(evs, "tool_result"), evs[-1]
         if t.code is None:
-            tally.count("no_tool", call is None and end["stop_reason"] == "final", f"{t.question!r} -> {end['final']!r}")
+            tally.count(
+                "no_tool",
+                call is None and end["stop_reason"] == "final",
+                f"{t.question!r} -> {end['final']!r}",
+            )
             continue
         formed = call is not None and not call.get("error") and call["name"] == "run_python"
         tally.count("well_formed", formed, f"{t.question!r} -> {first(evs, 'model_end')['raw']!r}")
         if formed:
-            tally.count("code_correct", result is not None and result["output"].strip() == t.output,
-                        f"{t.question!r} -> {call['args'].get('code')!r} printed {result and result['output']!r}")
+            tally.count(
+                "code_correct",
+                result is not None and result["output"].strip() == t.output,
+                f"{t.question!r} -> {call['args'].get('code')!r} printed {result and result['output']!r}",
+            )
         if result is not None and not result["is_error"]:
-            tally.count("answer_correct", result["output"].strip() in end["final"],
-                        f"{t.question!r}: tool said {result['output']!r}, answer {end['final']!r}")
+            tally.count(
+                "answer_correct",
+                result["output"].strip() in end["final"],
+                f"{t.question!r}: tool said {result['output']!r}, answer {end['final']!r}",
+            )
         evs = run_once(llm, t, sampled)
         call = first(evs, "tool_call")
-        tally.count("well_formed_t1", call is not None and not call.get("error") and call["name"] == "run_python")
+        tally.count(
+            "well_formed_t1",
+            call is not None and not call.get("error") and call["name"] == "run_python",
+        )
         if (i + 1) % 25 == 0:
             log(f"  {i + 1}/{len(tasks)}")
     return tally
@@ -106,22 +128,38 @@ def has_drafter(llm) -> bool:
 
 def count_mtp(tally: Tally, plain: list[dict], drafted: list[dict]) -> None:
     ends = [e for e in drafted if e["type"] == "model_end"]
-    tally.add("mtp_tokens_per_forward", sum(e["n_tokens"] for e in ends), sum(e["mtp"]["forwards"] for e in ends))
+    tally.add(
+        "mtp_tokens_per_forward",
+        sum(e["n_tokens"] for e in ends),
+        sum(e["mtp"]["forwards"] for e in ends),
+    )
     raws = lambda evs: [e["raw"] for e in evs if e["type"] == "model_end"]  # noqa: E731
-    tally.count("mtp_same_tokens", raws(plain) == raws(drafted), f"{raws(plain)!r} became {raws(drafted)!r}")
+    tally.count(
+        "mtp_same_tokens", raws(plain) == raws(drafted), f"{raws(plain)!r} became {raws(drafted)!r}"
+    )
 
 
 def figures(tally: Tally, slack: float) -> list[tuple[str, bool]]:
     """One line per figure counted, and whether it reaches its target (less `slack`)."""
     out = []
     for figure, target in TARGETS.items():
-        if not tally.totals.get(figure):  # nothing to count (a model without a drafter has no MTP figures)
+        if not tally.totals.get(
+            figure
+        ):  # nothing to count (a model without a drafter has no MTP figures)
             continue
         value, ok = tally.rate(figure), tally.rate(figure) >= target - slack
-        counted = (f"({tally.hits[figure]} tokens in {tally.totals[figure]} forward passes)" if figure in RATIOS
-                   else f"of {tally.totals[figure]}")
-        out.append((f"{figure}: {value:.3f} {counted} (target ≥ {target - slack:.2f})"
-                    f"{'' if ok else ' — below its target'}", ok))
+        counted = (
+            f"({tally.hits[figure]} tokens in {tally.totals[figure]} forward passes)"
+            if figure in RATIOS
+            else f"of {tally.totals[figure]}"
+        )
+        out.append(
+            (
+                f"{figure}: {value:.3f} {counted} (target ≥ {target - slack:.2f})"
+                f"{'' if ok else ' — below its target'}",
+                ok,
+            )
+        )
     return out
 
 
@@ -129,8 +167,12 @@ def write_card(folder: Path, args, lines: list[tuple[str, bool]]) -> None:
     """The figures as the model card's "Measured" section, replacing the one there."""
     card = folder / "README.md"
     text = card.read_text().split("\n## Measured")[0].rstrip("\n")
-    text += (f"\n\n## Measured\n\n`agentloop models eval-tiny --model {folder.name} -n {args.n}` (held-out seed "
-             f"{args.seed}), on this project's CPU:\n\n" + "\n".join(f"- {line}" for line, _ in lines) + "\n")
+    text += (
+        f"\n\n## Measured\n\n`agentloop models eval-tiny --model {folder.name} -n {args.n}` (held-out seed "
+        f"{args.seed}), on this project's CPU:\n\n"
+        + "\n".join(f"- {line}" for line, _ in lines)
+        + "\n"
+    )
     card.write_text(text)
 
 

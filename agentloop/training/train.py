@@ -28,14 +28,25 @@ def prefix_cache(model, prefix_ids: torch.Tensor, size: int):
     fresh_positions(model)
     with torch.no_grad():
         cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
-    for layer in cache.layers:  # Gated DeltaNet's states sit in dicts, attention's keys and values in tensors
+    for layer in (
+        cache.layers
+    ):  # Gated DeltaNet's states sit in dicts, attention's keys and values in tensors
         for name, value in vars(layer).items():
             if isinstance(value, torch.Tensor) and value.dim() and value.shape[0] == 1:
                 setattr(layer, name, value.detach().repeat_interleave(size, 0).clone())
-            elif isinstance(value, dict) and any(isinstance(v, torch.Tensor) for v in value.values()):
-                setattr(layer, name, {k: v.detach().repeat_interleave(size, 0).clone()
-                                      if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == 1 else v
-                                      for k, v in value.items()})
+            elif isinstance(value, dict) and any(
+                isinstance(v, torch.Tensor) for v in value.values()
+            ):
+                setattr(
+                    layer,
+                    name,
+                    {
+                        k: v.detach().repeat_interleave(size, 0).clone()
+                        if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == 1
+                        else v
+                        for k, v in value.items()
+                    },
+                )
         if hasattr(layer, "recurrent_states"):
             # The cache overwrites Gated DeltaNet's states in place, but backpropagation still needs the old ones:
             # for training, new states replace them instead.
@@ -48,11 +59,21 @@ def _replacer(states: dict):
     def update_recurrent_state(new, state_idx=0, **kwargs):
         states[state_idx] = new
         return new
+
     return update_recurrent_state
 
 
-def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, lr: float = 2e-3, seed: int = 0,
-          repeat_share: float = 0.0, threads: int | None = None, log=print) -> Path:
+def train(
+    base: str,
+    out: str | Path,
+    steps: int = 1000,
+    batch_size: int = 24,
+    lr: float = 2e-3,
+    seed: int = 0,
+    repeat_share: float = 0.0,
+    threads: int | None = None,
+    log=print,
+) -> Path:
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -62,20 +83,32 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
     pad_id = backend.tokenizer.pad_token_id or 0
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.98))
     warmup = 30
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) * (
-        0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps)))))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda s: (
+            min(1.0, (s + 1) / warmup)
+            * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
+        ),
+    )
     start = time.perf_counter()
     seen_tokens = 0
     prefixes = {thinking: shared_prefix(backend, thinking) for thinking in (False, True)}
     for step in range(1, steps + 1):
         thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
-        prefix_ids = backend.tokenizer(prefixes[thinking], add_special_tokens=False, return_tensors="pt").input_ids
-        input_ids, labels = batch(backend, rng, batch_size, prefixes[thinking], thinking, pad_id, repeat_share)
+        prefix_ids = backend.tokenizer(
+            prefixes[thinking], add_special_tokens=False, return_tensors="pt"
+        ).input_ids
+        input_ids, labels = batch(
+            backend, rng, batch_size, prefixes[thinking], thinking, pad_id, repeat_share
+        )
         cache = prefix_cache(model, prefix_ids, batch_size)
         # Right padding: no position attends to a pad, so no attention mask is needed.
         logits = model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[:, :-1]
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
-                                                 labels[:, 1:].reshape(-1), ignore_index=-100)
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).float(),
+            labels[:, 1:].reshape(-1),
+            ignore_index=-100,
+        )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -84,11 +117,22 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
         seen_tokens += int((input_ids != pad_id).sum())
         if step % 10 == 0 or step == 1:
             elapsed = time.perf_counter() - start
-            log(f"step {step}/{steps}  loss {loss.item():.4f}  {seen_tokens / elapsed:.0f} tok/s  {elapsed / 60:.1f} min")
+            log(
+                f"step {step}/{steps}  loss {loss.item():.4f}  {seen_tokens / elapsed:.0f} tok/s  {elapsed / 60:.1f} min"
+            )
     model.eval()
-    return save(backend, Path(out), {"steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed,
-                                     **({"repeat_share": repeat_share} if repeat_share else {}),
-                                     "minutes": round((time.perf_counter() - start) / 60, 1)})
+    return save(
+        backend,
+        Path(out),
+        {
+            "steps": steps,
+            "batch_size": batch_size,
+            "lr": lr,
+            "seed": seed,
+            **({"repeat_share": repeat_share} if repeat_share else {}),
+            "minutes": round((time.perf_counter() - start) / 60, 1),
+        },
+    )
 
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
@@ -96,9 +140,16 @@ def train(base: str, out: str | Path, steps: int = 1000, batch_size: int = 24, l
 
 
 RECIPES = {
-    "qwen3_5": [{"steps": 700, "lr": 2e-3, "seed": 0}, {"steps": 500, "lr": 1e-3, "seed": 1},
-                {"steps": 300, "lr": 5e-4, "seed": 2}, {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15}],
-    "gemma4": [{"steps": 900, "lr": 2e-3, "seed": 0}, {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1}],
+    "qwen3_5": [
+        {"steps": 700, "lr": 2e-3, "seed": 0},
+        {"steps": 500, "lr": 1e-3, "seed": 1},
+        {"steps": 300, "lr": 5e-4, "seed": 2},
+        {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15},
+    ],
+    "gemma4": [
+        {"steps": 900, "lr": 2e-3, "seed": 0},
+        {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1},
+    ],
 }
 
 

@@ -68,15 +68,19 @@ def on_page_markdown(markdown, page, config, files):
     if src_uri.startswith(quoting.SOURCE_DIR + "/") and page.file.generated_by:
         return markdown
     docs_dir = _state["docs_dir"]
-    where = (docs_dir / src_uri).relative_to(_state["root"]).as_posix() if docs_dir.is_relative_to(
-        _state["root"]) else src_uri
+    where = (
+        (docs_dir / src_uri).relative_to(_state["root"]).as_posix()
+        if docs_dir.is_relative_to(_state["root"])
+        else src_uri
+    )
     context = quoting.PageContext(
         src_uri=src_uri,
         url=page.url,
         where=where,
         source_url=_state["source_url"],
-        exists=lambda docs_path: files.get_file_from_path(docs_path) is not None
-        or (docs_dir / docs_path).is_file(),
+        exists=lambda docs_path: (
+            files.get_file_from_path(docs_path) is not None or (docs_dir / docs_path).is_file()
+        ),
     )
     markdown, errors, notes = quoting.expand_page(markdown, index, context)
     for message in errors:

@@ -74,6 +74,7 @@ class QuoteError(Exception):
 
 # --- reading the source ---------------------------------------------------------------------------------
 
+
 def read_lines(path: Path) -> list[str]:
     # Split on "\n" only: str.splitlines() also splits on \f and \u2028, which Python does not count as lines.
     text = path.read_text(encoding="utf-8")
@@ -103,7 +104,9 @@ def _collect(body: list[ast.stmt], prefix: str, path: str, out: dict[str, Span])
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):
-                    out[f"{prefix}.{target.id}"] = Span(path, node.lineno, node.end_lineno or node.lineno)
+                    out[f"{prefix}.{target.id}"] = Span(
+                        path, node.lineno, node.end_lineno or node.lineno
+                    )
 
 
 def build_index(root: Path, packages: tuple[str, ...] = PACKAGES) -> Index:
@@ -138,6 +141,7 @@ def build_index(root: Path, packages: tuple[str, ...] = PACKAGES) -> Index:
 
 
 # --- resolving a reference to a span of lines ----------------------------------------------------------
+
 
 def resolve_path(index: Index, ref: str) -> str:
     """A repository path, or a path suffix such as `events.py` that only one file ends with."""
@@ -212,6 +216,7 @@ def resolve_target(index: Index, target: str) -> Span:
 
 # --- writing Markdown ----------------------------------------------------------------------------------
 
+
 def source_page_uri(path: str) -> str:
     """Where the generated page for the file at `path` lives inside docs_dir."""
     return f"{SOURCE_DIR}/{path}.md"
@@ -252,11 +257,18 @@ def _dedent(lines: list[str]) -> list[str]:
     return [line[cut:] for line in lines]
 
 
-def render_quote(index: Index, span: Span, page_src_uri: str, hl: list[int] = (), indent: str = "") -> list[str]:
+def render_quote(
+    index: Index, span: Span, page_src_uri: str, hl: list[int] = (), indent: str = ""
+) -> list[str]:
     """A fence with the file's real line numbers and a title naming the lines, then a link to the source page."""
     source = index.files[span.path]
     # A region marker inside a quote is shown as a blank line: the lines keep the file's numbers.
-    code = _dedent(["" if QUOTE_MARKER.match(line) else line for line in source.lines[span.first - 1 : span.last]])
+    code = _dedent(
+        [
+            "" if QUOTE_MARKER.match(line) else line
+            for line in source.lines[span.first - 1 : span.last]
+        ]
+    )
     for line in hl:
         if not span.first <= line <= span.last:
             raise QuoteError(f"hl line {line} is outside the quoted lines {span.first}-{span.last}")
@@ -264,7 +276,9 @@ def render_quote(index: Index, span: Span, page_src_uri: str, hl: list[int] = ()
     attrs = [f'linenums="{span.first}"', f'title="{span.path}:{span.first}-{span.last}"']
     if hl:
         # pymdownx counts hl_lines from 1 inside the block, whatever linenums starts at.
-        attrs.append('hl_lines="' + " ".join(str(line - span.first + 1) for line in sorted(set(hl))) + '"')
+        attrs.append(
+            'hl_lines="' + " ".join(str(line - span.first + 1) for line in sorted(set(hl))) + '"'
+        )
     out = [f"{fence}{source.lang} {' '.join(attrs)}", *code, fence, ""]
     target = link_to(page_src_uri, span.path, span.first)
     out.append(f'[source]({target} "{span.path}:{span.first}"){{ .agentloop-quote-src }}')
@@ -342,8 +356,15 @@ def page_url_dir(page_url: str) -> str:
     return page_url if page_url.endswith("/") or not page_url else posixpath.dirname(page_url) + "/"
 
 
-def rewrite_panel(line: str, page_src_uri: str, page_url: str, source_url: str, exists: Callable[[str], bool],
-                  notes: list[str], where: str) -> str:
+def rewrite_panel(
+    line: str,
+    page_src_uri: str,
+    page_url: str,
+    source_url: str,
+    exists: Callable[[str], bool],
+    notes: list[str],
+    where: str,
+) -> str:
     """In a panel's opening tag, make `data-replay` (written relative to the Markdown file, like a link)
     relative to the built page's URL, and add `data-source-pattern` so `src` fields can link to source lines.
 
@@ -358,7 +379,9 @@ def rewrite_panel(line: str, page_src_uri: str, page_url: str, source_url: str, 
             return html  # a panel tag shown as inline code, not a panel
         m = REPLAY_ATTR.search(html)
         if m and not re.match(r"^[a-z]+:|^/", m["value"]):
-            docs_path = posixpath.normpath(posixpath.join(posixpath.dirname(page_src_uri), m["value"]))
+            docs_path = posixpath.normpath(
+                posixpath.join(posixpath.dirname(page_src_uri), m["value"])
+            )
             if not exists(docs_path):
                 notes.append(f"{where}: recorded run {docs_path} is missing; the panel says so")
             url = posixpath.relpath(docs_path, here or ".")
@@ -366,7 +389,10 @@ def rewrite_panel(line: str, page_src_uri: str, page_url: str, source_url: str, 
         if "data-source-pattern=" not in html:
             pattern = posixpath.relpath(source_url, here or ".")
             pattern = pattern + ("/" if source_url.endswith("/") else "")
-            html = html[:-1].rstrip("/").rstrip() + f' data-source-pattern="{pattern}#{ANCHOR_PREFIX}{{line}}">'
+            html = (
+                html[:-1].rstrip("/").rstrip()
+                + f' data-source-pattern="{pattern}#{ANCHOR_PREFIX}{{line}}">'
+            )
         return html
 
     return PANEL_TAG.sub(fix, line)
@@ -378,7 +404,9 @@ class PageContext:
     url: str  # the built page's URL, e.g. "chapters/01-one-question/"
     where: str  # how messages name the page, e.g. "docs/chapters/01-one-question.md"
     source_url: str = f"{SOURCE_DIR}/{{path}}/"
-    exists: Callable[[str], bool] = lambda docs_path: True  # is this file (a recording) in docs_dir?
+    exists: Callable[[str], bool] = lambda docs_path: (
+        True
+    )  # is this file (a recording) in docs_dir?
 
 
 def expand_page(markdown: str, index: Index, page: PageContext) -> tuple[str, list[str], list[str]]:
@@ -410,13 +438,17 @@ def expand_page(markdown: str, index: Index, page: PageContext) -> tuple[str, li
                 target = (directive["rest"] or "").split(" ")[0]
                 errors.append(f"{where}: quote {target}: {exc}")
                 # Not the directive again: mkdocstrings would read a leftover `::: …` line as its own.
-                out.append(f'{directive["indent"]}<p class="agentloop-quote-error">Quote failed: '
-                           f"{escape(target)}: {escape(str(exc))}</p>")
+                out.append(
+                    f'{directive["indent"]}<p class="agentloop-quote-error">Quote failed: '
+                    f"{escape(target)}: {escape(str(exc))}</p>"
+                )
             continue
         if "`" in line:
             line = link_prose(index, line, page.src_uri, errors, where)
         if "agentloop-panel" in line:
-            line = rewrite_panel(line, page.src_uri, page.url, page.source_url, page.exists, notes, where)
+            line = rewrite_panel(
+                line, page.src_uri, page.url, page.source_url, page.exists, notes, where
+            )
         out.append(line)
     return "\n".join(out), errors, notes
 
