@@ -310,7 +310,9 @@ class PiHarness(SimpleHarness):
                 "raw": text_of_message(message, thinking=True),
             }
         self.emit("model_end", step=self.step, usage=usage, **done)
-        if stop == "error":
+        # After the reader's stop the endpoint ends pi's stream before its finish: pi may call that an
+        # error before our abort reaches it, but the run ended because the reader stopped it.
+        if stop == "error" and not self._stop.is_set():
             error = message.get("errorMessage") or "no message"
             self.emit(
                 "error",

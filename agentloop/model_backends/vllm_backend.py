@@ -275,6 +275,9 @@ class VLLMBackend:
     def clear_forced(self) -> None:
         """Nothing is ever forced here."""
 
+    def forget(self) -> None:
+        """Nothing is kept here between runs: the server's own prefix cache decides what it reuses."""
+
     def unload(self) -> None:
         """Nothing to hand back here: the weights live in the server, which whoever started it
         stops."""
