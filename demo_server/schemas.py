@@ -13,6 +13,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentloop.harnesses.simple_harness import RunSettings
 from agentloop.tools import select
 
 Text = Annotated[str, StringConstraints(max_length=32_000)]
@@ -36,40 +37,53 @@ def known_tools(names: list[str] | None) -> list[str] | None:
 # -- runs -----------------------------------------------------------------------------------------------------------
 
 
-class RunSettingsIn(Strict):
-    """agentloop's RunSettings; a field left out gets the server's default (GET /api/status: `defaults`), which
-    for temperature, top_p and top_k is the checkpoint's recommended sampling."""
+# A field left out of a run's settings gets what run_settings gives it: RunSettings' own default, published
+# here as the field's default; temperature, top_p and top_k have none here, as they come from the checkpoint.
+DEFAULT = RunSettings()
+RECOMMENDED = (
+    "Left out (or null): the checkpoint's recommended sampling (GET /api/status: `defaults`)."
+)
 
-    max_steps: int | None = Field(None, ge=1, le=20, description="Steps (model turns) at most.")
-    max_new_tokens: int | None = Field(None, ge=1, le=8192, description="Tokens per step at most.")
-    temperature: float | None = Field(
-        None, ge=0, le=5, allow_inf_nan=False, description="0 is greedy decoding."
+
+class RunSettingsIn(Strict):
+    """agentloop's RunSettings (agentloop/harnesses/simple_harness.py), through run_settings: a field left out or
+    null gets RunSettings' default (shown as the field's default), except temperature, top_p and top_k, which
+    get the loaded checkpoint's recommended sampling. GET /api/status's `defaults` lists what a run gets."""
+
+    max_steps: int | None = Field(
+        DEFAULT.max_steps, ge=1, le=20, description="Steps (model turns) at most."
     )
-    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
-    top_k: int | None = Field(None, ge=0, le=1_000_000, description="0 is no limit.")
-    thinking: bool | None = None
-    use_tools: bool | None = None
+    max_new_tokens: int | None = Field(
+        DEFAULT.max_new_tokens, ge=1, le=8192, description="Tokens per step at most."
+    )
+    temperature: float | None = Field(
+        None, ge=0, le=5, allow_inf_nan=False, description="0 is greedy decoding. " + RECOMMENDED
+    )
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False, description=RECOMMENDED)
+    top_k: int | None = Field(None, ge=0, le=1_000_000, description="0 is no limit. " + RECOMMENDED)
+    thinking: bool | None = DEFAULT.thinking
+    use_tools: bool | None = DEFAULT.use_tools
     tools: list[ToolName] | None = Field(
-        None, max_length=16, description="The tools the model sees (default: run_python)."
+        list(DEFAULT.tools), max_length=16, description="The tools the model sees."
     )
     auto_approve: bool | None = Field(
-        None, description="Approve every tool call without asking the reader."
+        DEFAULT.auto_approve, description="Approve every tool call without asking the reader."
     )
-    max_format_errors: int | None = Field(None, ge=1, le=10)
-    time_limit_s: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
+    max_format_errors: int | None = Field(DEFAULT.max_format_errors, ge=1, le=10)
+    time_limit_s: float | None = Field(DEFAULT.time_limit_s, gt=0, le=3600, allow_inf_nan=False)
     harness: Literal["simple", "pi"] | None = Field(
-        None,
+        DEFAULT.harness,
         description="The loop that runs the question: agentloop's own (simple) or the pi coding agent (pi).",
     )
     pi_model: (
         Annotated[str, StringConstraints(max_length=200, pattern=r"^([\w.-]+/[\w.:/@-]+)?$")] | None
     ) = Field(
-        None,
+        DEFAULT.pi_model,
         description="With harness pi: one of pi's own models, provider/id (GET /api/pi/models); empty or "
         "absent: this page's model.",
     )
     mtp: bool | None = Field(
-        None,
+        DEFAULT.mtp,
         description="Drafted decoding: a drafter guesses, one forward pass checks several "
         "tokens (models with a drafter only: Gemma 4).",
     )
@@ -283,10 +297,12 @@ class NextTokenRequest(Strict):
         description="A conversation, rendered with the chat template first.",
     )
     tools: list[ToolName] | None = Field(None, max_length=16)
-    thinking: bool = False
-    temperature: float | None = Field(None, ge=0, le=5, allow_inf_nan=False)
-    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
-    top_k: int | None = Field(None, ge=0, le=1_000_000)
+    thinking: bool = DEFAULT.thinking
+    temperature: float | None = Field(
+        None, ge=0, le=5, allow_inf_nan=False, description=RECOMMENDED
+    )
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False, description=RECOMMENDED)
+    top_k: int | None = Field(None, ge=0, le=1_000_000, description=RECOMMENDED)
     top_n: int = Field(10, ge=1, le=50, description="How many of the most likely tokens to list.")
 
     @field_validator("tools")

@@ -7,7 +7,7 @@ import torch
 
 from agentloop.harnesses.simple_harness import run_settings
 from agentloop.model_backends.detokenize import Detokenizer
-from agentloop.model_backends.sampling import sample
+from agentloop.model_backends.sampling import candidates, sample
 from agentloop.model_backends.simple_backend import fresh_positions
 from agentloop.tools import select
 from demo_server.errors import ApiError
@@ -111,23 +111,13 @@ def next_token(
         )
         logits = out.logits[0, -1].float().cpu()
 
-    chosen, details = sample(
-        logits, s, backend.piece
-    )  # one draw, and how many tokens the settings keep
-    kept = details["kept"]
+    chosen, details = sample(logits, s, backend.piece)  # one draw, as generate() would make it
+    # The tokens the settings keep, with their probabilities among the kept: what sample() drew from.
+    kept_ids, kept_probs = candidates(logits, s)
+    p_kept = dict(zip(kept_ids.tolist(), kept_probs.tolist()))
     probs = torch.softmax(logits, -1)
-    ranked = torch.sort(
-        probs, descending=True, stable=True
-    ).indices  # equal p: the lower id first, as argmax
-    order = ranked[:top_n].tolist()
-    # The kept tokens are the most likely ones; their probabilities after T, renormalised over the kept set.
-    if s.temperature <= 0:
-        after = {order[0]: 1.0}
-    else:
-        kept_ids = ranked[:kept]
-        after = dict(
-            zip(kept_ids.tolist(), torch.softmax(logits[kept_ids] / s.temperature, -1).tolist())
-        )
+    # The most likely first; equal p: the lower id first, as argmax.
+    order = torch.sort(probs, descending=True, stable=True).indices[:top_n].tolist()
     top = [
         {
             "rank": r + 1,
@@ -136,8 +126,8 @@ def next_token(
             "text": backend.tokenizer.decode([i]),
             "p": float(probs[i]),
             "logprob": float(torch.log(probs[i])) if probs[i] > 0 else None,
-            "kept": r < kept,
-            "p_kept": after.get(i, 0.0),
+            "kept": i in p_kept,
+            "p_kept": p_kept.get(i, 0.0),
         }
         for r, i in enumerate(order)
     ]
@@ -145,7 +135,7 @@ def next_token(
         "prompt": prompt,
         "n_tokens": len(ids),
         "settings": {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k},
-        "kept": kept,
+        "kept": details["kept"],
         "vocabulary": len(probs),
         "top": top,
         "sampled": {

@@ -1,10 +1,23 @@
-"""Shared fixtures: the tiny checkpoints (built by `make test` before pytest runs), loaded once per session."""
+"""Shared fixtures: the checkpoints (the tiny ones built by `make test` before pytest runs, the trained ones
+committed), the fake Hub, the book, the demo server and Chromium.
+
+A backend comes in two ways. The session's (`tiny(family)`, `agent_qwen3_5`, `agent_gemma4`) is loaded once by
+pytest and shared by every test that only reads it or runs the loop on it (a run starts from nothing: it forgets
+what the last one kept). A test that changes a backend (forces its output, changes its stop tokens or generation
+config, hooks its model, replaces its drafter's guesses, inspects the cache it keeps) takes one of its own:
+`backend`, `own_tiny(family)` or `load(folder)`, which load in a fraction of a second.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,20 +25,58 @@ import pytest
 from agentloop.paths import MODELS_DIR
 
 TINY = {"qwen3_5": MODELS_DIR / "tiny-qwen3_5", "gemma4": MODELS_DIR / "tiny-gemma4"}
-_loaded: dict = {}
+AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 
 
-def tiny_backend(family: str):
-    """A SimpleBackend on the tiny checkpoint of a family, loaded once and shared (read-only use)."""
+def load(folder: Path, **options):
+    """A SimpleBackend of its own on a checkpoint of models/ (options: SimpleBackend's), on the CPU."""
     from agentloop.model_backends.simple_backend import SimpleBackend
 
-    if family not in _loaded:
-        if not (TINY[family] / "config.json").exists():
-            pytest.fail(
-                f"{TINY[family]} is missing: run `make models` (agentloop models build-tiny) first"
-            )
-        _loaded[family] = SimpleBackend(str(TINY[family]), device="cpu")
-    return _loaded[family]
+    if not (folder / "config.json").exists():
+        pytest.fail(
+            f"{folder} is missing: run `make models` (tiny ones: agentloop models build-tiny; the "
+            "trained ones are committed)"
+        )
+    return SimpleBackend(str(folder), device="cpu", **options)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_5():
+    return load(TINY["qwen3_5"])
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma4():
+    return load(TINY["gemma4"])
+
+
+@pytest.fixture(scope="session")
+def agent_qwen3_5():
+    return load(AGENTS["qwen3_5"])
+
+
+@pytest.fixture(scope="session")
+def agent_gemma4():
+    return load(AGENTS["gemma4"])
+
+
+@pytest.fixture
+def tiny(request) -> Callable:
+    """tiny(family): the session's backend on that family's tiny checkpoint, to read, never to change."""
+    return lambda family: request.getfixturevalue(f"tiny_{family}")
+
+
+@pytest.fixture
+def own_tiny() -> Callable:
+    """own_tiny(family): a backend of this test's own on that family's tiny checkpoint, free to change."""
+    return lambda family: load(TINY[family])
+
+
+@pytest.fixture(params=sorted(TINY))
+def backend(request):
+    """A tiny backend of this test's own (free to force, to change); each test that takes it runs once per
+    family."""
+    return load(TINY[request.param])
 
 
 @pytest.fixture
@@ -34,12 +85,6 @@ def folder(tmp_path: Path) -> Path:
     f = tmp_path / "conversation"
     f.mkdir()
     return f
-
-
-@pytest.fixture(params=sorted(TINY))
-def backend(request):
-    """Each test that takes `backend` runs once per family."""
-    return tiny_backend(request.param)
 
 
 # -- the fake Hugging Face Hub (tests/fake_hub.py) ----------------------------------------------------------------
@@ -105,6 +150,58 @@ def build_book(site: Path, **env: str) -> Path:
     return site
 
 
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The book, built once per test module into a folder of the module's own (a test may change its pages)."""
+    return build_book(tmp_path_factory.mktemp("book") / "site")
+
+
+@contextlib.contextmanager
+def static_site(site: Path) -> Iterator[str]:
+    """`site` served as a static host serves it (GitHub Pages: files only, no /api) on 127.0.0.1; its URL, as
+    ServerThread's, without the last slash."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def demo_server(site_dir: Path, wait_s: float = 60, **options) -> Iterator:
+    """The real demo server, `create_app(site_dir=…, **options)`, on a free port of 127.0.0.1 in this process,
+    once its model has loaded (a ServerThread: `.url`, and `.app` and `.port` added). Torch runs one thread meanwhile: two
+    cores are shared with other work, and a second thread only stalls on a busy core."""
+    import torch
+
+    from demo_server.app import create_app
+    from demo_server.client import Client, ServerThread, free_port
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    port = free_port()
+    app = create_app(site_dir=site_dir, port=port, **options)
+    srv = ServerThread(app, port).start()
+    srv.app, srv.port = app, port
+    try:
+        client = Client(srv.url)
+        client.wait_ready(wait_s)
+        client.close()
+        yield srv
+    finally:
+        srv.stop()
+        torch.set_num_threads(threads)
+
+
 CHROMIUM = "/usr/bin/chromium"
 # Headless, and quiet: this machine reaches no Google service, so background networking only fails.
 CHROMIUM_ARGS = [
@@ -116,11 +213,16 @@ CHROMIUM_ARGS = [
 ]
 
 
+def chromium_present() -> None:
+    """A browser test needs Debian's Chromium; without it the test fails, saying what installs it."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (`make system` does)")
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium driven by Playwright (never a browser Playwright downloads), one per test module."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
+    chromium_present()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -3,16 +3,9 @@ replay with no server. Screenshots of both go to test-artifacts/."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 
-import pytest
-
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import CHROMIUM, build_book
+from tests.conftest import demo_server, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,28 +13,12 @@ ARTIFACTS = ROOT / "test-artifacts"
 QUESTION = "What is 48213 * 9127?"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    return build_book(tmp_path_factory.mktemp("book") / "site")
-
-
 def chapter1(base: str) -> str:
     return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob('01-*.md')).stem}/"
 
 
 def test_live_ask_stream_approve_answer(site, browser):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    server = ServerThread(
-        create_app(model=None, site_dir=site, port=port, device="cpu"), port
-    ).start()
-    try:
-        Client(server.url).wait_ready(120)
+    with demo_server(site, wait_s=120, model=None, device="cpu") as server:
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
         page.goto(chapter1(server.url))
         panel = page.locator(".agentloop-panel").first
@@ -58,18 +35,12 @@ def test_live_ask_stream_approve_answer(site, browser):
         ARTIFACTS.mkdir(exist_ok=True)
         panel.screenshot(path=str(ARTIFACTS / "chapter1-live.png"))
         page.close()
-    finally:
-        server.stop()
-        torch.set_num_threads(threads)
 
 
 def test_replay_with_no_server(site, browser):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=static.serve_forever, daemon=True).start()
-    try:
+    with static_site(site) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
-        page.goto(chapter1(f"http://127.0.0.1:{static.server_address[1]}"))
+        page.goto(chapter1(base))
         panel = page.locator(".agentloop-panel").first
         panel.get_by_text("make serve").first.wait_for(timeout=20000)  # it says how to make it live
         play = panel.locator("button", has_text="Play").first
@@ -83,5 +54,3 @@ def test_replay_with_no_server(site, browser):
         ARTIFACTS.mkdir(exist_ok=True)
         panel.screenshot(path=str(ARTIFACTS / "chapter1-replay.png"))
         page.close()
-    finally:
-        static.shutdown()

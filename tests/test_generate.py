@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import torch
 from transformers import GenerationConfig
 
@@ -22,10 +20,9 @@ GREEDY = Sampling(temperature=0, max_new_tokens=220)
 
 
 def without_stops(backend):
-    """The same model with no stop tokens: a shallow copy, so the session's backend is never changed."""
-    quiet = copy.copy(backend)
-    quiet.eos_ids = set()
-    return quiet
+    """The backend with no stop tokens (`backend` is the test's own: conftest loads one per test)."""
+    backend.eos_ids = set()
+    return backend
 
 
 def run(backend, encoded, sampling, should_stop=lambda: False):
@@ -33,31 +30,22 @@ def run(backend, encoded, sampling, should_stop=lambda: False):
 
 
 def test_greedy_matches_transformers_generate(backend):
-    # A random model may stop early: both sides run without stop tokens, 220 tokens each.
-    # transformers' generate() reads the stop tokens from the model's own generation_config, shared by every
-    # test: swapped out here and put back whatever happens.
-    model_stops, backend.model.generation_config.eos_token_id = (
-        backend.model.generation_config.eos_token_id,
-        None,
-    )
-    try:
-        for i, messages in enumerate(PROMPTS):
-            encoded = backend.encode(backend.render(messages, None, thinking=i == 1))
-            ours = [
-                ev["id"]
-                for ev in run(without_stops(backend), encoded, GREEDY)
-                if ev["type"] == "token"
-            ]
-            config = GenerationConfig(max_new_tokens=220, do_sample=False, pad_token_id=0)
-            ref = backend.model.generate(torch.tensor([encoded.ids]), generation_config=config)[
-                0, len(encoded.ids) :
-            ].tolist()
-            assert len(ours) == 220
-            assert ours == ref, (
-                f"prompt {i}: first difference at {next(j for j, (a, b) in enumerate(zip(ours, ref)) if a != b)}"
-            )
-    finally:
-        backend.model.generation_config.eos_token_id = model_stops
+    # A random model may stop early: both sides run without stop tokens, 220 tokens each
+    # (transformers' generate() reads them from the model's own generation_config).
+    backend.model.generation_config.eos_token_id = None
+    for i, messages in enumerate(PROMPTS):
+        encoded = backend.encode(backend.render(messages, None, thinking=i == 1))
+        ours = [
+            ev["id"] for ev in run(without_stops(backend), encoded, GREEDY) if ev["type"] == "token"
+        ]
+        config = GenerationConfig(max_new_tokens=220, do_sample=False, pad_token_id=0)
+        ref = backend.model.generate(torch.tensor([encoded.ids]), generation_config=config)[
+            0, len(encoded.ids) :
+        ].tolist()
+        assert len(ours) == 220
+        assert ours == ref, (
+            f"prompt {i}: first difference at {next(j for j, (a, b) in enumerate(zip(ours, ref)) if a != b)}"
+        )
 
 
 def test_events_are_the_documented_ones(backend):

@@ -5,14 +5,11 @@ Screenshots of each replayed panel, light and dark, go to test-artifacts/."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHROMIUM, build_book
+from tests.conftest import static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_LENGTH = 100
@@ -45,20 +42,9 @@ MEASURE = """(lineLength) => {
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    site = build_book(tmp_path_factory.mktemp("book") / "site")
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+def base(site):
+    with static_site(site) as url:
+        yield url
 
 
 CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))

@@ -63,7 +63,7 @@ def specs() -> dict[str, dict]:
 def recording(name: str) -> list[dict]:
     path = RUNS / f"{name}.jsonl"
     if not path.exists():
-        pytest.skip(f"{path.name} is not recorded yet (scripts/record_runs.py {name})")
+        pytest.fail(f"{path.name} is not recorded: run scripts/record_runs.py {name}")
     return [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
@@ -193,7 +193,7 @@ def test_forced_outputs_fit_the_step_and_end_with_a_stop_token(name):
     spec = specs()[name]
     folder = MODELS_DIR / spec["model"]
     if not (folder / "tokenizer.json").exists():
-        pytest.skip(f"{folder} is not built (make models)")
+        pytest.fail(f"{folder} is missing: run `make models`")
     tokenizer = AutoTokenizer.from_pretrained(folder)
     family = family_of(spec)
     for raw in spec["forced"]:
@@ -205,27 +205,19 @@ def test_forced_outputs_fit_the_step_and_end_with_a_stop_token(name):
 # -- what the chapters say the templates write ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def render():
-    from transformers import AutoTokenizer
-
-    tokenizers = {}
+@pytest.fixture
+def render(tiny):
+    """A conversation after agentloop's system prompt, as the tiny checkpoint's template writes it."""
 
     def render(
         family: str, messages: list[dict], tools=True, thinking=False, generation_prompt=True
     ) -> str:
-        folder = MODELS_DIR / f"tiny-{family}"
-        if not (folder / "tokenizer.json").exists():
-            pytest.skip(f"{folder} is not built (make models)")
-        if family not in tokenizers:
-            tokenizers[family] = AutoTokenizer.from_pretrained(folder)
         schemas = [TOOLS["run_python"].schema()] if tools else None
-        return tokenizers[family].apply_chat_template(
+        return tiny(family).render(
             [{"role": "system", "content": SYSTEM_WITH_TOOLS}, *messages],
-            tools=schemas,
-            tokenize=False,
-            add_generation_prompt=generation_prompt,
-            **FAMILIES[family].template_kwargs(thinking),
+            schemas,
+            thinking,
+            generation_prompt,
         )
 
     return render

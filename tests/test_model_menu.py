@@ -13,10 +13,9 @@ import pytest
 
 from agentloop.model_backends import model_folder
 from agentloop.paths import DEFAULT_MODEL
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
+from demo_server.client import Client, free_port
 from demo_server.menu import model_menu
-from tests.conftest import CHROMIUM, TINY, build_book
+from tests.conftest import TINY, build_book, demo_server
 from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,37 +80,16 @@ def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monke
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    return build_book(tmp_path_factory.mktemp("book") / "site")
-
-
-@pytest.fixture(scope="module")
 def book(site):
-    import torch
-
     for folder in TINY.values():
         if not (folder / "config.json").exists():
             pytest.fail(
                 f"{folder} is missing: run `make models` (agentloop models build-tiny) first"
             )
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # two cores shared with other work
-    port = free_port()
-    app = create_app(
-        model=str(TINY["qwen3_5"]),
-        site_dir=site,
-        port=port,
-        device="cpu",
-        allow_forced=True,
-        orphan_s=120,
-    )
-    srv = ServerThread(app, port).start()
-    Client(srv.url).wait_ready()
-    yield srv
-    srv.stop()
-    torch.set_num_threads(threads)
+    with demo_server(
+        site, model=str(TINY["qwen3_5"]), device="cpu", allow_forced=True, orphan_s=120
+    ) as srv:
+        yield srv
 
 
 def chapter(base: str, number: str) -> str:

@@ -14,15 +14,16 @@ from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.model_families import Sampling, UnsupportedModel
 from agentloop.paths import MODELS_DIR
 from agentloop.training.distill import columns, masks
-from tests.conftest import TINY, tiny_backend
+from tests.conftest import TINY, load
 from tests.fake_hub import ORG
 
 DRAFTER = MODELS_DIR / "tiny-gemma4-assistant"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def gemma():
-    b = SimpleBackend(str(TINY["gemma4"]), device="cpu")
+    """tiny-gemma4 with its drafter, this test's own (tests here replace its guesses, or its precision)."""
+    b = load(TINY["gemma4"])
     b.load_drafter()
     return b
 
@@ -107,44 +108,41 @@ def test_training_shows_the_drafter_what_it_sees_at_run_time(gemma):
     cache. In float64 the two agree to 1e-9, before and past the sliding window."""
     model = gemma.model.double()
     drafter = Drafter(str(DRAFTER), model, "cpu", torch.float64)
-    try:
-        ids = torch.randint(200, 2000, (1, 200), generator=torch.Generator().manual_seed(0))
-        window = model.config.get_text_config().sliding_window
-        with torch.no_grad():
-            seen = model(
-                input_ids=ids,
-                use_cache=False,
-                output_hidden_states=True,
-                return_shared_kv_states=True,
+    ids = torch.randint(200, 2000, (1, 200), generator=torch.Generator().manual_seed(0))
+    window = model.config.get_text_config().sliding_window
+    with torch.no_grad():
+        seen = model(
+            input_ids=ids,
+            use_cache=False,
+            output_hidden_states=True,
+            return_shared_kv_states=True,
+        )
+        first = 1
+        n = ids.shape[1] - first
+        last, hidden = drafter.step(
+            columns(ids, first, n, 0),
+            seen.hidden_states[-1][:, first - 1 : -1],
+            torch.arange(first, ids.shape[1])[None],
+            seen.shared_kv_states,
+            masks(first, ids.shape[1], window, torch.float64),
+        )
+        for p in (5, window - 1, window, 150, 199):
+            out = model(input_ids=ids[:, :p], use_cache=True, output_hidden_states=True)
+            cache = out.past_key_values
+            cache.activate_past_recording()
+            cache.crop(0)  # as after a round: the sliding window's cache down to window - 1
+            one, one_hidden = drafter.step(
+                ids[:, p : p + 1],
+                out.hidden_states[-1][:, -1:],
+                torch.tensor([[p]]),
+                drafter.shared(cache),
             )
-            first = 1
-            n = ids.shape[1] - first
-            last, hidden = drafter.step(
-                columns(ids, first, n, 0),
-                seen.hidden_states[-1][:, first - 1 : -1],
-                torch.arange(first, ids.shape[1])[None],
-                seen.shared_kv_states,
-                masks(first, ids.shape[1], window, torch.float64),
-            )
-            for p in (5, window - 1, window, 150, 199):
-                out = model(input_ids=ids[:, :p], use_cache=True, output_hidden_states=True)
-                cache = out.past_key_values
-                cache.activate_past_recording()
-                cache.crop(0)  # as after a round: the sliding window's cache down to window - 1
-                one, one_hidden = drafter.step(
-                    ids[:, p : p + 1],
-                    out.hidden_states[-1][:, -1:],
-                    torch.tensor([[p]]),
-                    drafter.shared(cache),
-                )
-                assert torch.allclose(one[0, 0], last[0, p - first], rtol=0, atol=1e-9), p
-                assert torch.allclose(one_hidden[0, 0], hidden[0, p - first], rtol=0, atol=1e-9), p
-    finally:
-        model.float()
+            assert torch.allclose(one[0, 0], last[0, p - first], rtol=0, atol=1e-9), p
+            assert torch.allclose(one_hidden[0, 0], hidden[0, p - first], rtol=0, atol=1e-9), p
 
 
-def test_a_model_without_a_drafter_says_so():
-    qwen = tiny_backend("qwen3_5")
+def test_a_model_without_a_drafter_says_so(own_tiny):
+    qwen = own_tiny("qwen3_5")
     with pytest.raises(ValueError, match="no MTP drafter"):
         qwen.load_drafter()
     events: list[dict] = []

@@ -6,20 +6,16 @@ own pace (t_ms) and a static page sends nothing to /api."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import threading
 from pathlib import Path
 
 import pytest
 
 from agentloop.model_families import FAMILIES
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
+from demo_server.client import Client
 from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
-from tests.conftest import CHROMIUM, build_book
+from tests.conftest import demo_server, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -40,26 +36,9 @@ def chapter(base: str, number: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    return build_book(tmp_path_factory.mktemp("book") / "site")
-
-
-@pytest.fixture(scope="module")
 def server(site):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    srv = ServerThread(
-        create_app(model=None, site_dir=site, port=port, device="cpu", allow_forced=True), port
-    ).start()
-    Client(srv.url).wait_ready(300)
-    yield srv
-    srv.stop()
-    torch.set_num_threads(threads)
+    with demo_server(site, wait_s=300, model=None, device="cpu", allow_forced=True) as srv:
+        yield srv
 
 
 def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, browser):
@@ -114,12 +93,13 @@ def test_mtp_without_a_drafter_is_refused_with_a_clear_error(server):
     c.close()
 
 
-def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, browser, tmp_path):
+def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(
+    site, browser, tmp_path, own_tiny
+):
     # A run of the real tiny model (its output forced: a call, then the answer), replayed by chapter 1's panel.
     from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
-    from tests.conftest import tiny_backend
 
-    backend = tiny_backend("qwen3_5")
+    backend = own_tiny("qwen3_5")
     for text in (forced_call("print(7)"), forced_answer("7")):
         backend.force(text)
     run: list[dict] = []
@@ -131,15 +111,11 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, br
         run.append,
         files=tmp_path,
     ).run()
-    backend.clear_forced()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=static.serve_forever, daemon=True).start()
-    try:
+    with static_site(site) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
         asked = []
         page.on("request", lambda r: asked.append(r.url) if "/api/" in r.url else None)
-        page.goto(chapter(f"http://127.0.0.1:{static.server_address[1]}", "01"))
+        page.goto(chapter(base, "01"))
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-play").wait_for(timeout=20000)
         # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
@@ -160,8 +136,6 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(site, br
         assert sum(w for _, _, w in waits) <= times[-1] - times[0] + 1e-6
         assert not asked, asked
         page.close()
-    finally:
-        static.shutdown()
 
 
 def run_to_end(c: Client, body: dict) -> tuple[dict, list[dict]]:

@@ -17,16 +17,11 @@ import pytest
 
 from agentloop.events import make
 from demo_server.client import free_port
-from tests.conftest import CHROMIUM, build_book
+from tests.conftest import build_book, static_site
 from tests.stand_in import TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
-
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)",
-)
 
 
 def top5(chosen: int, piece: str, p: float, kept: int) -> list[dict]:
@@ -160,21 +155,10 @@ def recording() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The book built into a temporary folder and served by Python's static file server on 127.0.0.1."""
-    site = build_book(tmp_path_factory.mktemp("site"))
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield site, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+def served(site):
+    """The book (this module's build), served by Python's static file server on 127.0.0.1."""
+    with static_site(site) as base:
+        yield site, base + "/"
 
 
 def chapter1_url(site: Path, base: str) -> tuple[str, Path]:

@@ -22,23 +22,17 @@ from agentloop.harnesses import pi_harness
 from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
 from agentloop.harnesses.simple_harness import RunSettings
-from agentloop.paths import MODELS_DIR
 from agentloop.tools import TOOLS
+from tests.conftest import AGENTS, demo_server
 
 QUESTION = "What is 48213 * 9127?"
 ANSWER = str(48213 * 9127)
-_loaded: dict = {}
 
 
-@pytest.fixture(scope="module")
-def agent():
-    from agentloop.model_backends.simple_backend import SimpleBackend
-
-    folder = MODELS_DIR / "agent-qwen3_5"
-    assert (folder / "model.safetensors").exists(), f"{folder} is missing: it is committed"
-    if "agent" not in _loaded:
-        _loaded["agent"] = SimpleBackend(str(folder), device="cpu")
-    return _loaded["agent"]
+@pytest.fixture
+def agent(agent_qwen3_5):
+    """The session's backend on the embedded default model (pi's runs only read it)."""
+    return agent_qwen3_5
 
 
 @pytest.fixture(autouse=True)
@@ -72,16 +66,8 @@ def run_pi(
     llm, folder: Path, decide=lambda e: True, on_event=None, **settings
 ) -> tuple[list[dict], PiHarness]:
     got: list[dict] = []
-    harness = PiHarness(
-        llm,
-        [],
-        settings.pop("question", QUESTION),
-        RunSettings(temperature=0, max_new_tokens=128, **settings),
-        lambda e: None,
-        folder,
-    )
 
-    def emit(event):
+    def emit(event):  # `harness` is bound below, before the first event
         events.check(event)
         got.append(event)
         if event["type"] == "permission" and not harness.settings.auto_approve:
@@ -89,7 +75,14 @@ def run_pi(
         if on_event:
             on_event(harness, event)
 
-    harness._emit = emit
+    harness = PiHarness(
+        llm,
+        [],
+        settings.pop("question", QUESTION),
+        RunSettings(temperature=0, max_new_tokens=128, **settings),
+        emit,
+        folder,
+    )
     harness.run()
     return got, harness
 
@@ -456,22 +449,17 @@ def test_chapter_16_recordings_show_the_same_prompts_in_both_harnesses():
 
 @pytest.fixture(scope="module")
 def server_client(tmp_path_factory):
-    from demo_server.app import create_app
-    from demo_server.client import Client, ServerThread, free_port
+    from demo_server.client import Client
 
-    port = free_port()
-    app = create_app(
-        model=str(MODELS_DIR / "agent-qwen3_5"),
-        port=port,
+    with demo_server(
+        tmp_path_factory.mktemp("book") / "site",
+        wait_s=120,
+        model=str(AGENTS["qwen3_5"]),
         device="cpu",
-        site_dir=tmp_path_factory.mktemp("book") / "site",
-    )
-    srv = ServerThread(app, port).start()
-    client = Client(srv.url, timeout=300)
-    client.wait_ready(120)
-    yield client
-    client.close()
-    srv.stop()
+    ) as srv:
+        client = Client(srv.url, timeout=300)
+        yield client
+        client.close()
 
 
 def test_server_menu_of_pis_own_models_and_its_switches(server_client, home, monkeypatch):

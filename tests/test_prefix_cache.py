@@ -9,8 +9,10 @@ equal within float32 rounding.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import weakref
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -20,52 +22,47 @@ from agentloop.model_backends import Encoded
 from agentloop.model_backends.prefix_cache import MAX_STATES, nbytes
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.model_families import Sampling
-from agentloop.paths import MODELS_DIR
+from tests.conftest import AGENTS as AGENT
+from tests.conftest import load
 from tests.test_unload import rss_mb
 
-AGENT = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 QUESTION = "What is 48213 * 377?"
 GREEDY = Sampling(temperature=0, max_new_tokens=64)
 # Logits of a few units in float32: a prompt computed in two parts changes only the last bits.
 ATOL = 1e-4
-_loaded: dict = {}
 
 
 def agent_backends(family: str) -> tuple[SimpleBackend, SimpleBackend]:
-    """(one that reuses its cache, one that computes every prompt whole), loaded once."""
-    if family not in _loaded:
-        if not (AGENT[family] / "config.json").exists():
-            pytest.fail(f"{AGENT[family]} is missing: run `make models` first")
-        _loaded[family] = (
-            SimpleBackend(str(AGENT[family]), device="cpu"),
-            SimpleBackend(str(AGENT[family]), device="cpu", prefix_reuse=False),
-        )
-    return _loaded[family]
+    """(one that reuses its cache, one that computes every prompt whole), the test's own: the tests
+    look into the cache kept and hook the models."""
+    return load(AGENT[family]), load(AGENT[family], prefix_reuse=False)
 
 
-def watch_logits(backend: SimpleBackend) -> list[torch.Tensor]:
-    """The last position's logits of every forward pass from now on, as they are computed."""
+@contextlib.contextmanager
+def watch_logits(backend: SimpleBackend) -> Iterator[list[torch.Tensor]]:
+    """The last position's logits of every forward pass while the `with` lasts, as they are computed."""
     seen: list[torch.Tensor] = []
-    backend.model._forward_hooks.clear()
-    backend.model.register_forward_hook(lambda m, args, out: seen.append(out.logits[0, -1].clone()))
-    return seen
+    hook = backend.model.register_forward_hook(
+        lambda m, args, out: seen.append(out.logits[0, -1].clone())
+    )
+    try:
+        yield seen
+    finally:
+        hook.remove()
 
 
 def run(backend: SimpleBackend, settings: RunSettings, folder) -> tuple[list[dict], list]:
     """A whole run of the loop: its events, and the logits of each step's prefill."""
-    forwards = watch_logits(backend)
     events: list[dict] = []
     prefill_logits: list[torch.Tensor] = []
+    with watch_logits(backend) as forwards:
 
-    def emit(event: dict) -> None:
-        events.append(event)
-        if event["type"] == "prefill":  # emitted right after the prefill's forward pass
-            prefill_logits.append(forwards[-1])
+        def emit(event: dict) -> None:
+            events.append(event)
+            if event["type"] == "prefill":  # emitted right after the prefill's forward pass
+                prefill_logits.append(forwards[-1])
 
-    try:
         SimpleHarness(backend, [], QUESTION, settings, emit, folder).run()
-    finally:
-        backend.model._forward_hooks.clear()
     return events, prefill_logits
 
 
@@ -133,7 +130,6 @@ def test_a_run_writes_the_same_tokens_with_reuse(family, thinking, mtp, folder, 
 def test_a_prompt_diverging_inside_the_last_reply_reuses_up_to_the_divergence(family):
     """As when a template renders the reply differently from the way the model wrote it."""
     reusing, whole = agent_backends(family)
-    reusing.forget()
     first = ids_of(reusing, [{"role": "user", "content": QUESTION}])
     written = token_ids(generate(reusing, first))
     held = reusing.prefix.ids
@@ -157,7 +153,6 @@ def test_a_template_that_rewrites_history_stops_the_reuse_there(family):
     """With a new question, both templates drop the earlier turn's thinking: the rendered history
     differs from what the cache holds from where the thinking began, and nothing after is reused."""
     reusing, whole = agent_backends(family)
-    reusing.forget()
     first = ids_of(reusing, [{"role": "user", "content": QUESTION}], thinking=True)
     generate(reusing, first, Sampling(temperature=0, max_new_tokens=48))
     held = reusing.prefix.ids
@@ -184,14 +179,11 @@ def test_a_template_that_rewrites_history_stops_the_reuse_there(family):
 @pytest.mark.parametrize("family", sorted(AGENT))
 def test_a_different_conversation_reuses_only_what_it_shares(family):
     reusing, whole = agent_backends(family)
-    reusing.forget()
     generate(reusing, ids_of(reusing, [{"role": "user", "content": "Count the rs in strawberry."}]))
     other = ids_of(reusing, [{"role": "user", "content": "Convert 42 km to miles."}])
     shared = first_difference(reusing.prefix.ids, other.ids)
-    seen, seen_whole = watch_logits(reusing), watch_logits(whole)
-    ours, theirs = generate(reusing, other), generate(whole, other)
-    reusing.model._forward_hooks.clear()
-    whole.model._forward_hooks.clear()
+    with watch_logits(reusing) as seen, watch_logits(whole) as seen_whole:
+        ours, theirs = generate(reusing, other), generate(whole, other)
 
     # The system prompt is the same; Qwen3.5 has no copy of its state there and computes it all.
     assert ours[0]["reused"] == (shared if family == "gemma4" else 0)
@@ -201,7 +193,6 @@ def test_a_different_conversation_reuses_only_what_it_shares(family):
 
 def test_the_same_prompt_again_recomputes_only_its_last_token():
     reusing, _ = agent_backends("gemma4")
-    reusing.forget()
     prompt = ids_of(reusing, [{"role": "user", "content": QUESTION}])
     first, again = generate(reusing, prompt), generate(reusing, prompt)
     assert again[0]["reused"] == prompt.n_tokens - 1
@@ -225,7 +216,6 @@ def test_forget_a_forced_reply_and_the_setting_start_from_nothing(family):
 def test_gated_deltanet_state_copies_are_bounded():
     """Two copies a step (the prompt's end, the reply's end), the latest MAX_STATES kept."""
     reusing, _ = agent_backends("qwen3_5")
-    reusing.forget()
     prompt = ids_of(reusing, [{"role": "user", "content": QUESTION}])
     turn = "<|im_end|>\n<|im_start|>user\nAnd once more?<|im_end|>\n<|im_start|>assistant\n"
     more = reusing.encode(turn).ids
@@ -243,7 +233,7 @@ def test_gated_deltanet_state_copies_are_bounded():
 def test_unload_frees_the_kept_cache():
     after = []
     for _ in range(4):
-        backend = SimpleBackend(str(AGENT["qwen3_5"]), device="cpu")
+        backend = load(AGENT["qwen3_5"])
         generate(
             backend,
             ids_of(backend, [{"role": "user", "content": "x " * 1500}]),

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import TINY
+from demo_server.client import Client
+from tests.conftest import TINY, demo_server
 from tests.test_server import run_through
 
 KEYCTL, ADD_KEY, SESSION = 250, 248, -3  # x86_64 numbers; KEY_SPEC_SESSION_KEYRING
@@ -46,18 +45,13 @@ def secret_server(tmp_path_factory):
     name, secret = f"k{uuid.uuid4().hex[:6]}", uuid.uuid4().hex.encode()
     key = libc.syscall(ADD_KEY, b"user", name.encode(), secret, len(secret), SESSION)
     assert key > 0
-    port = free_port()
-    app = create_app(
+    with demo_server(
+        tmp_path_factory.mktemp("book") / "site",
         model=str(TINY["qwen3_5"]),
-        site_dir=tmp_path_factory.mktemp("book") / "site",
-        port=port,
         allow_forced=True,
         device="cpu",
-    )
-    server = ServerThread(app, port).start()
-    Client(server.url).wait_ready()
-    yield name, secret.decode(), server
-    server.stop()
+    ) as server:
+        yield name, secret.decode(), server
     libc.syscall(KEYCTL, 21, key)  # KEYCTL_INVALIDATE
 
 

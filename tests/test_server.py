@@ -20,7 +20,7 @@ from agentloop.model_backends import model_folder
 from agentloop.model_families import FAMILIES
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import TINY
+from tests.conftest import TINY, demo_server
 from tests.fake_hub import ORG, UNSUPPORTED
 
 FORCED = {  # step 1 a run_python call, step 2 the answer, each ending with the family's stop token
@@ -37,30 +37,19 @@ LONG = " ".join(["counting"] * 600)  # a long forced output, to stop or to colli
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import torch
-
     for folder in TINY.values():
         if not (folder / "config.json").exists():
             pytest.fail(
                 f"{folder} is missing: run `make models` (agentloop models build-tiny) first"
             )
-    # Two cores shared with other work: one intra-op thread keeps torch from stalling on a busy core.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    app = create_app(
+    with demo_server(
+        tmp_path_factory.mktemp("book") / "site",
         model=str(TINY["qwen3_5"]),
-        site_dir=tmp_path_factory.mktemp("book") / "site",
-        port=port,
         allow_forced=True,
         device="cpu",
         orphan_s=ORPHAN_S,
-    )
-    srv = ServerThread(app, port).start()
-    Client(srv.url).wait_ready()
-    yield srv
-    srv.stop()
-    torch.set_num_threads(threads)
+    ) as srv:
+        yield srv
 
 
 @pytest.fixture

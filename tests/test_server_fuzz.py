@@ -13,10 +13,9 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
+from demo_server.client import Client
 from demo_server.guard import TOKEN_HEADER
-from tests.conftest import TINY
+from tests.conftest import TINY, demo_server
 from tests.test_server import FORCED, SETTINGS
 
 EXAMPLES = 25  # per operation and mode: 12 operations x 2 modes x 25, some seconds
@@ -24,31 +23,21 @@ EXAMPLES = 25  # per operation and mode: 12 operations x 2 modes x 25, some seco
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    app = create_app(
+    with demo_server(
+        tmp_path_factory.mktemp("book") / "site",
         model=str(TINY["qwen3_5"]),
-        site_dir=tmp_path_factory.mktemp("book") / "site",
-        port=port,
         allow_forced=True,
         device="cpu",
         orphan_s=3600,
-    )
-    srv = ServerThread(app, port).start()
-    c = Client(srv.url)
-    c.wait_ready()
-    run_id = c.start_run("What is 2**64?", SETTINGS, FORCED["qwen3_5"])
-    for e in c.run_events(run_id):
-        if e["type"] == "permission":
-            break
-    srv.token = c.token
-    yield srv
-    c.post(f"/api/runs/{run_id}/stop")
-    srv.stop()
-    torch.set_num_threads(threads)
+    ) as srv:
+        c = Client(srv.url)
+        run_id = c.start_run("What is 2**64?", SETTINGS, FORCED["qwen3_5"])
+        for e in c.run_events(run_id):
+            if e["type"] == "permission":
+                break
+        srv.token = c.token
+        yield srv
+        c.post(f"/api/runs/{run_id}/stop")
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])

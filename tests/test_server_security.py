@@ -21,7 +21,7 @@ from agentloop.paths import ROOT
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from demo_server.guard import bind_warning
-from tests.conftest import CHROMIUM, TINY, build_book
+from tests.conftest import TINY, build_book, demo_server
 
 INLINE = "document.documentElement.dataset.inline = 'ran';"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Test book</title>
@@ -44,14 +44,8 @@ def site(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(site):
-    port = free_port()
-    app = create_app(
-        model="tiny-nothing", site_dir=site, port=port
-    )  # no model: these tests need none
-    srv = ServerThread(app, port).start()
-    srv.port, srv.app = port, app
-    yield srv
-    srv.stop()
+    with demo_server(site, model="tiny-nothing") as srv:  # no model: these tests need none
+        yield srv
 
 
 @pytest.fixture
@@ -319,21 +313,9 @@ def test_serving_on_all_interfaces_warns_loudly(tmp_path):
 @pytest.fixture(scope="module")
 def book(tmp_path_factory):
     """The real book, built, served with the tiny model."""
-    import torch
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
     site = build_book(tmp_path_factory.mktemp("book") / "site")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    app = create_app(model=str(TINY["qwen3_5"]), site_dir=site, port=port, device="cpu")
-    srv = ServerThread(app, port).start()
-    Client(srv.url).wait_ready()
-    srv.app = app
-    yield srv
-    srv.stop()
-    torch.set_num_threads(threads)
+    with demo_server(site, model=str(TINY["qwen3_5"]), device="cpu") as srv:
+        yield srv
 
 
 def test_the_book_works_under_its_csp_and_a_panel_runs_live(book, browser):

@@ -10,27 +10,19 @@ functions: the shapes the server answers.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
 import shutil
-import threading
 from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
 import torch
 
-from tests.conftest import CHROMIUM, build_book
+from tests.conftest import static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "docs/chapters/runs"
-
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason=f"{CHROMIUM} is missing: install Debian's chromium (make system)",
-)
 
 
 def chapter(stem_prefix: str) -> str:
@@ -60,21 +52,10 @@ def current_with(backend):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The book built into a temporary folder, served by Python's static file server on 127.0.0.1."""
-    site = build_book(tmp_path_factory.mktemp("site"))
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield site, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+def served(site):
+    """The book (this module's build), served by Python's static file server on 127.0.0.1."""
+    with static_site(site) as base:
+        yield site, base + "/"
 
 
 @pytest.fixture
@@ -91,17 +72,16 @@ def page(browser):
 # -- chapter 9: sampling ----------------------------------------------------------------------------------------------
 
 
-def next_token_recording(family: str) -> dict:
+def next_token_recording(backend, family: str) -> dict:
     """A real next-token distribution of the tiny model, as POST /api/next-token answers it, for the chapter's
     request (its spec file), listing the 50 most likely tokens at T = 1 with nothing cut."""
     from demo_server import stages
-    from tests.conftest import tiny_backend
 
     spec = json.loads((RUNS / f"ch09-next-token-{family}.spec.json").read_text(encoding="utf-8"))
     body = spec["body"]
     torch.manual_seed(0)
     return stages.next_token(
-        current_with(tiny_backend(family)),
+        current_with(backend),
         body.get("prompt"),
         body.get("messages"),
         body.get("tools"),
@@ -116,19 +96,17 @@ def next_token_recording(family: str) -> dict:
 def python_rules(
     top: list[dict], temperature: float, top_k: int, top_p: float, dtype
 ) -> tuple[list[int], list[float]]:
-    """sample() itself on the listed tokens as the whole vocabulary: the kept ids (most likely first) and their
-    probabilities among the kept. The logprobs stand in for the logits (one shared shift, which softmax removes)."""
-    from agentloop.model_backends.sampling import sample
+    """sample()'s own rules (sampling.candidates) on the listed tokens as the whole vocabulary: the kept ids (most
+    likely first) and their probabilities among the kept. The logprobs stand in for the logits (one shared shift,
+    which softmax removes)."""
+    from agentloop.model_backends.sampling import candidates
     from agentloop.model_families import Sampling
 
     ranked = sorted(top, key=lambda c: (-c["logprob"], c["id"]))
     logits = torch.tensor([c["logprob"] for c in ranked], dtype=dtype)
-    _, details = sample(logits, Sampling(temperature=temperature, top_p=top_p, top_k=top_k), str)
-    kept = details["kept"]
-    ids = [c["id"] for c in ranked[:kept]]
-    if temperature <= 0:
-        return ids, [1.0]
-    return ids, torch.softmax(logits[:kept].double() / temperature, -1).tolist()
+    kept, probs = candidates(logits, Sampling(temperature=temperature, top_p=top_p, top_k=top_k))
+    p_kept = dict(zip(kept.tolist(), probs.tolist()))
+    return [c["id"] for c in ranked[: len(kept)]], [p_kept.get(j, 0.0) for j in range(len(kept))]
 
 
 def set_slider(pg, name: str, value) -> float:
@@ -164,14 +142,14 @@ SETTINGS = [  # temperature, top-k, top-p
 ]
 
 
-def test_sampling_panel_follows_the_sliders_and_matches_sample(served, page):
+def test_sampling_panel_follows_the_sliders_and_matches_sample(served, page, tiny):
     site, base = served
     html = (site / "chapters" / chapter("09") / "index.html").read_text(encoding="utf-8")
     paths = replay_paths(html, "sampling")
     recordings = {}
     for path in paths:
         family = re.search(r"-(qwen3_5|gemma4)\.json$", path)[1]
-        recordings[family] = next_token_recording(family)
+        recordings[family] = next_token_recording(tiny(family), family)
         (site / "chapters" / path).write_text(
             json.dumps(recordings[family], ensure_ascii=False), encoding="utf-8"
         )
@@ -271,9 +249,8 @@ def visible(s: str) -> str:
     )
 
 
-def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page):
+def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page, tiny):
     from demo_server import stages
-    from tests.conftest import tiny_backend
 
     site, base = served
     html = (site / "chapters" / chapter("04") / "index.html").read_text(encoding="utf-8")
@@ -284,7 +261,7 @@ def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page):
             (site / "chapters" / path.replace(".json", ".spec.json")).read_text(encoding="utf-8")
         )
         family = spec["model"].split("-", 1)[1]
-        answer = stages.tokenize(current_with(tiny_backend(family)), spec["body"]["text"])
+        answer = stages.tokenize(current_with(tiny(family)), spec["body"]["text"])
         answers[path] = (spec, answer)
         (site / "chapters" / path).write_text(
             json.dumps(answer, ensure_ascii=False), encoding="utf-8"
@@ -331,16 +308,14 @@ def test_tokens_panel_shows_pieces_ids_and_split_characters(served, page):
     assert any("🍣" in t for t in texts)
 
 
-def test_token_bytes_match_the_tokenizers(served, page):
+def test_token_bytes_match_the_tokenizers(served, page, tiny):
     """The bytes the panel reads from a piece (GPT-2's byte alphabet for Qwen3.5, ▁ and <0xNN> for Gemma 4) are
     the bytes the tokenizer decodes that token to, for every token of both tiny vocabularies that decodes whole."""
-    from tests.conftest import tiny_backend
-
     _, base = served
     page.goto(urljoin(base, f"chapters/{chapter('04')}/"))
     page.locator(".agentloop-stage .als-badge", has_text="replay").first.wait_for()
     for family in ("qwen3_5", "gemma4"):
-        backend = tiny_backend(family)
+        backend = tiny(family)
         cases = []
         for i in range(len(backend.tokenizer)):
             if i in backend.special_ids:
@@ -362,16 +337,15 @@ def test_token_bytes_match_the_tokenizers(served, page):
 # -- chapter 3, and a missing recording -------------------------------------------------------------------------------
 
 
-def test_a_missing_recording_is_named_and_the_rest_still_shows(served, page):
+def test_a_missing_recording_is_named_and_the_rest_still_shows(served, page, tiny):
     site, base = served
     html = (site / "chapters" / chapter("03") / "index.html").read_text(encoding="utf-8")
     paths = replay_paths(html, "specs")
     assert len(paths) == 2
     present, gone = paths
     from demo_server.menu import model_specs
-    from tests.conftest import tiny_backend
 
-    backend = tiny_backend("qwen3_5")
+    backend = tiny("qwen3_5")
     current = current_with(backend)
     current.name, current.specs = "tiny-qwen3_5", model_specs(backend)
     status = current.status()  # what GET /api/status answers with this model loaded

@@ -20,7 +20,7 @@ from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
 from agentloop.model_families import FAMILIES
 from agentloop.model_families.base import Sampling
 from agentloop.tiny_models import TEMPLATES
-from tests.conftest import TINY, tiny_backend
+from tests.conftest import TINY
 
 FIXTURES = json.loads(
     (Path(__file__).parent / "fixtures" / "official_renderings.json").read_text()
@@ -49,8 +49,8 @@ def test_the_checkpoints_carry_the_templates(family):
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f["id"] for f in FIXTURES])
-def test_tiny_template_renders_what_the_official_one_renders(fixture):
-    backend = tiny_backend(fixture["family"])
+def test_tiny_template_renders_what_the_official_one_renders(fixture, tiny):
+    backend = tiny(fixture["family"])
     rendered = backend.render(
         fixture["messages"],
         fixture["tools"],
@@ -87,8 +87,8 @@ REAL_OUTPUTS = {
 
 
 @pytest.mark.parametrize("family,thinking", sorted(REAL_OUTPUTS))
-def test_parsers_and_channels_read_what_the_real_models_write(family, thinking):
-    backend = tiny_backend(family)
+def test_parsers_and_channels_read_what_the_real_models_write(family, thinking, own_tiny):
+    backend = own_tiny(family)
     prompt = prompt_of(family, "tools, system, thinking on" if thinking else "tools and system")
     # The prompt's end says whether the model starts out thinking: only an open think block or channel does.
     thinking_open = prompt.endswith(FAMILIES[family].thought_prefix)
@@ -107,16 +107,13 @@ def test_parsers_and_channels_read_what_the_real_models_write(family, thinking):
 
     # The backend, made to write the same output after the real prompt, puts each token in the same channel.
     backend.force(raw)
-    try:
-        tokens = [
-            e
-            for e in backend.generate(
-                backend.encode(prompt), Sampling(0, max_new_tokens=200), lambda: False
-            )
-            if e["type"] == "token"
-        ]
-    finally:
-        backend.clear_forced()
+    tokens = [
+        e
+        for e in backend.generate(
+            backend.encode(prompt), Sampling(0, max_new_tokens=200), lambda: False
+        )
+        if e["type"] == "token"
+    ]
     assert "".join(e["text"] for e in tokens) == raw
     by_channel = lambda name: "".join(e["text"] for e in tokens if e["channel"] == name)  # noqa: E731
     assert ("Count with Python." in by_channel("thought")) == thinking
@@ -139,10 +136,8 @@ def run_steps(
         events.append,
         files=folder,
     )
-    try:
-        harness.run()
-    finally:
-        backend.clear_forced()
+    harness.run()
+    backend.clear_forced()  # what the run did not reach is not the next run's
     prompts = [e["prompt"] for e in events if e["type"] == "context"]
     raws = [e["raw"] for e in events if e["type"] == "model_end"]
     return list(zip(prompts, raws, strict=True)), harness.messages
@@ -185,11 +180,11 @@ PREFIX_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(PREFIX_CASES), ids=lambda c: f"{c[0]}-thinking-{c[1]}")
-def test_step_to_step_prefix_is_stable_where_the_real_templates_is(case, folder):
+def test_step_to_step_prefix_is_stable_where_the_real_templates_is(case, folder, own_tiny):
     """The next question renders the earlier turns before the last question: Qwen writes them without their
     think blocks (even the empty ones of thinking off), Gemma without its open turn, so the prefix breaks."""
     family, thinking, thoughts = case
-    backend = tiny_backend(family)
+    backend = own_tiny(family)
     steps, messages = run_steps(backend, outputs_for(family, list(thoughts)), thinking, folder)
     assert len(steps) == 3 and messages[-1]["content"] == "It has 10 letters."
     follow, _ = run_steps(

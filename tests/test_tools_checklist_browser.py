@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import CHROMIUM, TINY, build_book
+from tests.conftest import TINY, demo_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,22 +17,9 @@ def chapter(base: str, number: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    import torch
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    site = build_book(tmp_path_factory.mktemp("book") / "site")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    server = ServerThread(
-        create_app(model=str(TINY["gemma4"]), site_dir=site, port=port, device="cpu"), port
-    ).start()
-    Client(server.url).wait_ready(120)
-    yield server.url
-    server.stop()
-    torch.set_num_threads(threads)
+def served(site):
+    with demo_server(site, wait_s=120, model=str(TINY["gemma4"]), device="cpu") as server:
+        yield server.url
 
 
 def live_panel(page, url: str):

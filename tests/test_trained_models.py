@@ -13,26 +13,18 @@ from pathlib import Path
 import pytest
 
 from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
-from agentloop.model_backends.simple_backend import SimpleBackend
-from agentloop.paths import MODELS_DIR
 from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import TARGETS, evaluate, has_drafter, held_out
+from tests.conftest import AGENTS
 
-AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
-_loaded: dict = {}
 # Figures a model does not reach yet (issue 6 stays open for them): expected to miss, and a failure once they don't.
 BELOW_TARGET: set[tuple[str, str]] = set()
 
 
-@pytest.fixture(scope="module", params=sorted(AGENTS))
+@pytest.fixture(params=sorted(AGENTS))
 def agent(request):
-    folder = AGENTS[request.param]
-    assert (folder / "model.safetensors").exists(), (
-        f"{folder.name} is missing: it is committed; train it with agentloop models train-tiny"
-    )
-    if request.param not in _loaded:
-        _loaded[request.param] = SimpleBackend(str(folder), device="cpu")
-    return _loaded[request.param]
+    """The session's backend on each trained model in turn (the loop only runs on it)."""
+    return request.getfixturevalue(f"agent_{request.param}")
 
 
 def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:

@@ -13,7 +13,6 @@ import pytest
 from agentloop.harnesses.simple_harness import REPEATED_CALL
 from agentloop.training.conversations import CHAT_KINDS, MAKERS, TOOL_KINDS, conversation, task
 from agentloop.training.data import segments
-from tests.conftest import tiny_backend
 
 
 def printed(code: str) -> str:
@@ -69,8 +68,8 @@ GEMMA_SEGMENTS = pytest.mark.xfail(
 
 
 @pytest.mark.parametrize("family", ["qwen3_5", pytest.param("gemma4", marks=GEMMA_SEGMENTS)])
-def test_segments_alternate_prompt_and_model_and_end_at_stop_tokens(family):
-    b = tiny_backend(family)
+def test_segments_alternate_prompt_and_model_and_end_at_stop_tokens(family, tiny):
+    b = tiny(family)
     t = task(random.Random(5), "sorting", repeat_share=1.0)
     parts = segments(b, t, thinking=False)
     assert [own for _, own in parts] == [

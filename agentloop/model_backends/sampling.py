@@ -1,9 +1,10 @@
 """How each token is picked, shared by every backend that sees the logits (chapter 9).
 
 The model's own distribution comes first (softmax of the raw logits: T = 1, nothing cut off): a token's p, its
-rank and the top 5 all come from it. Then the settings: T <= 0 is greedy (the most likely token, the lower id on a
-tie, as argmax takes it); otherwise logits / T -> keep the top k (0: no limit) -> softmax -> keep the most likely
-tokens until their probabilities add up to top_p (at least one) -> renormalize -> draw one.
+rank and the top 5 all come from it. Then the settings (candidates()): T <= 0 is greedy (the most likely token,
+the lower id on a tie, as argmax takes it); otherwise logits / T -> keep the top k (0: no limit) -> softmax ->
+keep the most likely tokens until their probabilities add up to top_p (at least one) -> renormalize; then
+sample() draws one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ import torch
 from agentloop.model_families import Sampling
 
 TOP_N = 5
+
+
+def candidates(logits: torch.Tensor, s: Sampling) -> tuple[torch.Tensor, torch.Tensor]:
+    """The tokens the settings keep from 1-D `logits`, most likely first, and their probabilities among
+    themselves (they add up to 1): what sample() draws from, and the next-token panel's p_kept."""
+    if s.temperature <= 0:  # T -> 0 is greedy decoding: the most likely token alone
+        return logits.argmax().reshape(1), torch.ones(1)
+    scaled = logits / s.temperature
+    if s.top_k > 0:
+        cand_logits, cand_ids = scaled.topk(min(s.top_k, scaled.numel()))
+    else:
+        cand_logits, cand_ids = scaled.sort(descending=True)
+    cand_probs = torch.softmax(cand_logits, -1)
+    # Nucleus: the smallest prefix whose probability reaches top_p; the first token always stays.
+    kept = max(1, int(((cand_probs.cumsum(-1) - cand_probs) < s.top_p).sum()))
+    return cand_ids[:kept], cand_probs[:kept] / cand_probs[:kept].sum()
 
 
 def sample(
@@ -38,19 +55,12 @@ def sample(
     )
     # [/quote:distribution]
 
-    # [quote:rules]
-    if s.temperature <= 0:  # T -> 0 is greedy decoding
-        chosen, kept, p_sampled = int(top[0][1]), 1, 1.0
+    # [quote:draw]
+    cand_ids, cand_probs = candidates(logits, s)
+    kept = len(cand_ids)
+    if s.temperature <= 0:  # one candidate: nothing to draw
+        chosen, p_sampled = int(cand_ids[0]), 1.0
     else:
-        scaled = logits / s.temperature
-        if s.top_k > 0:
-            cand_logits, cand_ids = scaled.topk(min(s.top_k, scaled.numel()))
-        else:
-            cand_logits, cand_ids = scaled.sort(descending=True)
-        cand_probs = torch.softmax(cand_logits, -1)
-        # Nucleus: the smallest prefix whose probability reaches top_p; the first token always stays.
-        kept = max(1, int(((cand_probs.cumsum(-1) - cand_probs) < s.top_p).sum()))
-        cand_ids, cand_probs = cand_ids[:kept], cand_probs[:kept] / cand_probs[:kept].sum()
         at = (cand_ids == draft).nonzero().flatten() if draft is not None else []
         if len(at) and float(torch.rand(())) < float(cand_probs[at[0]]):
             pick = int(at[0])
@@ -61,7 +71,7 @@ def sample(
                 weights[at[0]] = 0
             pick = int(torch.multinomial(weights, 1))
         chosen, p_sampled = int(cand_ids[pick]), float(cand_probs[pick])
-    # [/quote:rules]
+    # [/quote:draw]
 
     # [quote:forced]
     if forced is not None:

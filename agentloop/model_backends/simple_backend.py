@@ -200,19 +200,10 @@ class SimpleBackend:
                     finish = "user_stopped"
                     break
                 generated.append(token_id)
-                piece = self.piece(token_id)
-                special = token_id in self.special_ids
-                token_channel, channel = self.family.channels(piece, special, channel)
-                yield {
-                    "type": "token",
-                    "index": len(generated) - 1,
-                    "id": token_id,
-                    "piece": piece,
-                    "text": text.add(token_id),
-                    "special": special,
-                    "channel": token_channel,
-                    **details,
-                }
+                event, channel = self.token_event(
+                    token_id, len(generated) - 1, text, channel, details
+                )
+                yield event
                 if token_id in self.eos_ids:
                     finish = "stop_token"
                     break
@@ -237,6 +228,26 @@ class SimpleBackend:
             "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
         }
         # [/quote:done]
+
+    def token_event(
+        self, token_id: int, index: int, text: Detokenizer, channel: str, details: dict
+    ) -> tuple[dict, str]:
+        """The `token` event of the answer's `index`-th token, with what sampling reported of it (`details`),
+        and the channel the next token is in: the family's `channels` follows its switch tokens."""
+        piece = self.piece(token_id)
+        special = token_id in self.special_ids
+        token_channel, channel = self.family.channels(piece, special, channel)
+        event = {
+            "type": "token",
+            "index": index,
+            "id": token_id,
+            "piece": piece,
+            "text": text.add(token_id),
+            "special": special,
+            "channel": token_channel,
+            **details,
+        }
+        return event, channel
 
     def _one_at_a_time(
         self, out, s: Sampling, forced: list[int] | None

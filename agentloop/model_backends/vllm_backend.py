@@ -67,13 +67,14 @@ class ServerError(RuntimeError):
 class VLLMBackend:
     # [quote:vllm-text-side]
     # The text side is SimpleBackend's: the same files read by the same functions give the same
-    # prompt ids.
+    # prompt ids, and the same tokens the same events.
     _generation_config = SimpleBackend._generation_config
     _stop_ids = SimpleBackend._stop_ids
     _recommended_sampling = SimpleBackend._recommended_sampling
     render = SimpleBackend.render
     encode = SimpleBackend.encode
     piece = SimpleBackend.piece
+    token_event = SimpleBackend.token_event
     drafter_id = SimpleBackend.drafter_id
     # [/quote:vllm-text-side]
 
@@ -140,19 +141,10 @@ class VLLMBackend:
                         yield prefill_event(prompt, start)
                         decode_start = time.perf_counter()
                     generated.append(token_id)
-                    piece = self.piece(token_id)
-                    special = token_id in self.special_ids
-                    token_channel, channel = self.family.channels(piece, special, channel)
-                    yield {
-                        "type": "token",
-                        "index": len(generated) - 1,
-                        "id": token_id,
-                        "piece": piece,
-                        "text": text.add(token_id),
-                        "special": special,
-                        "channel": token_channel,
-                        **details,
-                    }
+                    event, channel = self.token_event(
+                        token_id, len(generated) - 1, text, channel, details
+                    )
+                    yield event
                 if finish == "user_stopped":
                     break
                 finish = finish_of(chunk) or finish
