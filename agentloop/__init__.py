@@ -5,6 +5,7 @@ harnesses/ (the loop), training/ (the tiny checkpoints taught to call a tool), a
 
 cgroup.py          a cgroup per sandboxed run: one memory and task limit for all its processes
 cleanup.py         folders removed so that no tree the sandbox left can defeat it; the sweep at start
+__main__.py        `python -m agentloop`, the same command
 cli.py             the `agentloop` command: each subcommand a small function
 events.py          the one event vocabulary every stage reports in
 paths.py           where things are on disk, the default model, and which checkpoint a model's name means

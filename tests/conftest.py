@@ -79,6 +79,47 @@ def backend(request):
     return load(TINY[request.param])
 
 
+# A run's events, tokens left out, when the model calls a tool, the reader approves, and the model answers.
+APPROVED_RUN = [
+    "run_start",
+    "step_start",
+    "context",
+    "prefill",
+    "model_end",
+    "tool_call",
+    "permission",
+    "decision",
+    "tool_result",
+    "step_start",
+    "context",
+    "prefill",
+    "model_end",
+    "run_end",
+]
+
+
+def run_harness(make: Callable, decide: Callable | None = None, on_event: Callable | None = None):
+    """A harness run to its end, as a reader sees it: (its events, each checked against events.py, and the
+    harness). `make(emit)` builds the harness; `decide(event)` answers each permission asked (from another
+    thread, as the reader's click does; with auto-approve the harness answers itself); `on_event(harness, event)` sees each
+    event as it comes (to stop the run, say)."""
+    from agentloop import events
+
+    got: list[dict] = []
+
+    def emit(event: dict) -> None:  # `harness` is bound below, before the first event
+        events.check(event)
+        got.append(event)
+        if event["type"] == "permission" and decide and not harness.settings.auto_approve:
+            threading.Thread(target=harness.decide, args=(event["call_id"], decide(event))).start()
+        if on_event:
+            on_event(harness, event)
+
+    harness = make(emit)
+    harness.run()
+    return got, harness
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A conversation's folder, which run_python's sandbox sees as /data."""

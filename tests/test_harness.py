@@ -13,6 +13,7 @@ import time
 from agentloop import events
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
 from agentloop.model_families import FAMILIES
+from tests.conftest import APPROVED_RUN, run_harness
 
 
 def call(family: str, code: str, tool: str = "run_python", key: str = "code") -> str:
@@ -28,25 +29,18 @@ def run(backend, outputs: list[str], tmp_path, decide=None, **settings) -> list[
     """Run one question with the model made to write `outputs`, one per step; `decide(event)` answers permissions."""
     for text in outputs:
         backend.force(text)
-    got: list[dict] = []
-
-    def emit(event):  # `harness` is bound below, before the first event
-        got.append(event)
-        if event["type"] == "permission" and decide:
-            threading.Thread(target=harness.decide, args=(event["call_id"], decide(event))).start()
-
-    harness = SimpleHarness(
-        backend,
-        [],
-        "What is 2**64?",
-        RunSettings(**{"max_new_tokens": 200, **settings}),
-        emit,
-        files=tmp_path,
+    got, _ = run_harness(
+        lambda emit: SimpleHarness(
+            backend,
+            [],
+            "What is 2**64?",
+            RunSettings(**{"max_new_tokens": 200, **settings}),
+            emit,
+            files=tmp_path,
+        ),
+        decide,
     )
-    harness.run()
-    backend.clear_forced()
-    for event in got:
-        events.check(event)
+    backend.clear_forced()  # what the run did not reach is not the next run's
     return got
 
 
@@ -66,22 +60,7 @@ def test_approved_call_runs_and_the_answer_uses_its_result(backend, tmp_path):
         tmp_path,
         decide=lambda e: True,
     )
-    assert kinds(evs) == [
-        "run_start",
-        "step_start",
-        "context",
-        "prefill",
-        "model_end",
-        "tool_call",
-        "permission",
-        "decision",
-        "tool_result",
-        "step_start",
-        "context",
-        "prefill",
-        "model_end",
-        "run_end",
-    ]
+    assert kinds(evs) == APPROVED_RUN
     result = only(evs, "tool_result")[0]
     assert result["output"].strip() == "18446744073709551616" and not result["is_error"]
     assert (

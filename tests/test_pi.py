@@ -23,7 +23,7 @@ from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
 from agentloop.harnesses.simple_harness import RunSettings
 from agentloop.tools import TOOLS
-from tests.conftest import AGENTS, demo_server
+from tests.conftest import AGENTS, demo_server, run_harness
 
 QUESTION = "What is 48213 * 9127?"
 ANSWER = str(48213 * 9127)
@@ -65,26 +65,19 @@ def home(tmp_path, monkeypatch):
 def run_pi(
     llm, folder: Path, decide=lambda e: True, on_event=None, **settings
 ) -> tuple[list[dict], PiHarness]:
-    got: list[dict] = []
-
-    def emit(event):  # `harness` is bound below, before the first event
-        events.check(event)
-        got.append(event)
-        if event["type"] == "permission" and not harness.settings.auto_approve:
-            threading.Thread(target=harness.decide, args=(event["call_id"], decide(event))).start()
-        if on_event:
-            on_event(harness, event)
-
-    harness = PiHarness(
-        llm,
-        [],
-        settings.pop("question", QUESTION),
-        RunSettings(temperature=0, max_new_tokens=128, **settings),
-        emit,
-        folder,
+    question = settings.pop("question", QUESTION)
+    return run_harness(
+        lambda emit: PiHarness(
+            llm,
+            [],
+            question,
+            RunSettings(temperature=0, max_new_tokens=128, **settings),
+            emit,
+            folder,
+        ),
+        decide,
+        on_event,
     )
-    harness.run()
-    return got, harness
 
 
 def only(evs, kind):

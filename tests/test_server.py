@@ -20,7 +20,7 @@ from agentloop.model_backends import model_folder
 from agentloop.model_families import FAMILIES
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import TINY, demo_server
+from tests.conftest import APPROVED_RUN, TINY, demo_server
 from tests.fake_hub import ORG, UNSUPPORTED
 
 FORCED = {  # step 1 a run_python call, step 2 the answer, each ending with the family's stop token
@@ -217,22 +217,7 @@ def test_a_run_approved_end_to_end_streams_exactly_the_event_vocabulary(client):
         and evs[0]["model"] == "tiny-qwen3_5"
         and evs[0]["tools"] == ["run_python"]
     )
-    assert types(evs) == [
-        "run_start",
-        "step_start",
-        "context",
-        "prefill",
-        "model_end",
-        "tool_call",
-        "permission",
-        "decision",
-        "tool_result",
-        "step_start",
-        "context",
-        "prefill",
-        "model_end",
-        "run_end",
-    ]
+    assert types(evs) == APPROVED_RUN
     call = next(e for e in evs if e["type"] == "tool_call")
     assert call["name"] == "run_python" and call["args"] == {"code": "print(2**64)"}
     decision = next(e for e in evs if e["type"] == "decision")

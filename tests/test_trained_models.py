@@ -15,7 +15,7 @@ import pytest
 from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
 from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import TARGETS, evaluate, has_drafter, held_out
-from tests.conftest import AGENTS
+from tests.conftest import AGENTS, run_harness
 
 # Figures a model does not reach yet (issue 6 stays open for them): expected to miss, and a failure once they don't.
 BELOW_TARGET: set[tuple[str, str]] = set()
@@ -28,22 +28,17 @@ def agent(request):
 
 
 def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:
-    got: list[dict] = []
-
-    def emit(event):  # `harness` is bound below, before the first event
-        got.append(event)
-        if event["type"] == "permission":
-            harness.decide(event["call_id"], decide(event))
-
-    harness = SimpleHarness(
-        llm,
-        [],
-        question,
-        RunSettings(temperature=0, max_new_tokens=128, **settings),
-        emit,
-        files=tmp_path,
+    got, _ = run_harness(
+        lambda emit: SimpleHarness(
+            llm,
+            [],
+            question,
+            RunSettings(temperature=0, max_new_tokens=128, **settings),
+            emit,
+            files=tmp_path,
+        ),
+        decide,
     )
-    harness.run()
     return got
 
 

