@@ -28,15 +28,21 @@ TINY = {"qwen3_5": MODELS_DIR / "tiny-qwen3_5", "gemma4": MODELS_DIR / "tiny-gem
 AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 
 
+def built(*folders: Path) -> None:
+    """Fail, saying what builds them, unless these checkpoints of models/ are there."""
+    for folder in folders:
+        if not (folder / "config.json").exists():
+            pytest.fail(
+                f"{folder} is missing: run `make models` (tiny ones: agentloop models build-tiny; "
+                "the trained ones are committed)"
+            )
+
+
 def load(folder: Path, **options):
     """A SimpleBackend of its own on a checkpoint of models/ (options: SimpleBackend's), on the CPU."""
     from agentloop.model_backends.simple_backend import SimpleBackend
 
-    if not (folder / "config.json").exists():
-        pytest.fail(
-            f"{folder} is missing: run `make models` (tiny ones: agentloop models build-tiny; the "
-            "trained ones are committed)"
-        )
+    built(folder)
     return SimpleBackend(str(folder), device="cpu", **options)
 
 

@@ -15,7 +15,7 @@ from agentloop.model_backends import model_folder
 from agentloop.paths import DEFAULT_MODEL
 from demo_server.client import Client, free_port
 from demo_server.menu import model_menu
-from tests.conftest import TINY, build_book, demo_server
+from tests.conftest import TINY, build_book, built, demo_server
 from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,11 +81,7 @@ def test_every_entry_says_what_it_is_and_the_default_comes_first(tmp_path, monke
 
 @pytest.fixture(scope="module")
 def book(site):
-    for folder in TINY.values():
-        if not (folder / "config.json").exists():
-            pytest.fail(
-                f"{folder} is missing: run `make models` (agentloop models build-tiny) first"
-            )
+    built(*TINY.values())
     with demo_server(
         site, model=str(TINY["qwen3_5"]), device="cpu", allow_forced=True, orphan_s=120
     ) as srv:

@@ -20,7 +20,7 @@ from agentloop.model_backends import model_folder
 from agentloop.model_families import FAMILIES
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import APPROVED_RUN, TINY, demo_server
+from tests.conftest import APPROVED_RUN, TINY, built, demo_server
 from tests.fake_hub import ORG, UNSUPPORTED
 
 FORCED = {  # step 1 a run_python call, step 2 the answer, each ending with the family's stop token
@@ -37,11 +37,7 @@ LONG = " ".join(["counting"] * 600)  # a long forced output, to stop or to colli
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    for folder in TINY.values():
-        if not (folder / "config.json").exists():
-            pytest.fail(
-                f"{folder} is missing: run `make models` (agentloop models build-tiny) first"
-            )
+    built(*TINY.values())
     with demo_server(
         tmp_path_factory.mktemp("book") / "site",
         model=str(TINY["qwen3_5"]),
