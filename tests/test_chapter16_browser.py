@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentloop.harnesses import pi_harness
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import CHROMIUM, build_book
+from tests.conftest import demo_server
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -20,12 +18,10 @@ QUESTION = "What is 48213 * 9127?"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    assert Path(CHROMIUM).exists(), (
-        f"{CHROMIUM} is missing: install Debian's chromium (make system)"
-    )
+def site(site):
+    """The book (conftest's), once pi is there to run."""
     assert pi_harness.NODE.exists() and pi_harness.PI_CLI.exists(), "pi is missing: run `npm ci`"
-    return build_book(tmp_path_factory.mktemp("book") / "site")
+    return site
 
 
 def ask(panel, question: str) -> str:
@@ -40,19 +36,11 @@ def ask(panel, question: str) -> str:
 
 
 def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monkeypatch):
-    import torch
-
     monkeypatch.setenv("HOME", str(tmp_path))  # pi never sees the user's ~/.pi
     for key in [k for k in os.environ if k.endswith("_API_KEY")]:
         monkeypatch.delenv(key)
     monkeypatch.setattr(pi_harness, "_menu", {})
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    app = create_app(model=None, site_dir=site, port=port, device="cpu")
-    server = ServerThread(app, port).start()
-    try:
-        Client(server.url).wait_ready(120)
+    with demo_server(site, wait_s=120, model=None, device="cpu") as server:
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.goto(f"{server.url}/chapters/16-pi/")
         simple, pi = page.locator(".al-side-by-side .agentloop-panel").all()
@@ -73,6 +61,3 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
         ARTIFACTS.mkdir(exist_ok=True)
         page.locator(".al-side-by-side").screenshot(path=str(ARTIFACTS / "chapter16-live.png"))
         page.close()
-    finally:
-        server.stop()
-        torch.set_num_threads(threads)
