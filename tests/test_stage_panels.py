@@ -2,8 +2,8 @@
 (so they replay), with recordings this test makes from the tiny checkpoints through the demo server's own stage
 functions: the shapes the server answers.
 
-- Chapter 9: the kept set and p_kept follow the sliders and match sampling.sample() itself, run on the same
-  recorded distribution; draws come only from the kept tokens.
+- Chapter 9: the kept set and p_kept follow the sliders and match sampling.candidates(), the rules sample()
+  draws by, run on the same recorded distribution; draws come only from the kept tokens.
 - Chapter 4: the tokens panel shows each token's piece and id, and a character split across byte tokens as one
   group with its bytes; the bytes the panel reads from pieces are the tokenizer's.
 - A missing recording is named in the panel's status line, as panel.js does for runs."""
