@@ -246,3 +246,54 @@ def test_qwen_coerces_plain_text_by_schema():
     args = FAMILIES["qwen3_5"].parse(raw, SCHEMAS).tool_calls[0].arguments
     # A value that does not fit its type stays text, so validation names the field.
     assert args == {"value": 3, "times": "seven", "label": "007"}
+
+
+WHOLE_STEPS = [
+    ("I add them.", "", [("run_python", {"code": "print(2 + 3)"})]),
+    (None, "", [("run_python", {"code": "print(2 + 3)"})]),
+    ("Two calls.", "", [("run_python", {"code": "print(1)"}), ("convert", ARGS)]),
+    ("It printed 5.", "2 + 3 = 5.", []),
+    (None, "2 + 3 = 5.", []),
+]
+
+
+@pytest.mark.parametrize("thought, content, calls", WHOLE_STEPS)
+def test_write_output_is_the_inverse_of_parse_for_a_whole_step(backend, thought, content, calls):
+    """What write_output writes after a prompt, parse reads back: the thought, the reply and every call; and it
+    ends with the stop token the loop stops at."""
+    written = backend.family.write_output(thought, content, calls)
+    thinking_open = (
+        thought is not None and backend.family.key == "qwen3_5"
+    )  # the prompt opened <think>
+    parsed = backend.family.parse(written, SCHEMAS, thinking_open=thinking_open)
+    assert parsed.error is None, parsed
+    assert (parsed.thinking, parsed.content) == (thought or "", content)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == calls
+    assert strip_stop(written, backend.family.stop_pieces)[1] is not None
+
+
+@pytest.mark.parametrize("thought, content, calls", WHOLE_STEPS)
+def test_write_output_is_what_the_template_keeps_of_the_step(backend, thought, content, calls):
+    """Qwen3.5's template writes the last question's steps back as the model wrote them, so write_output must
+    equal the template's rendering after the prompt. Gemma 4's template drops the thought (and the empty
+    thought channel) from its history: there write_output without the thought must stand in the history."""
+    message = {
+        "role": "assistant",
+        "content": content,
+        "reasoning_content": thought or "",
+        "tool_calls": [
+            {"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls
+        ],
+    }
+    conversation = [{"role": "user", "content": "Go."}, message]
+    if calls:
+        conversation += [{"role": "tool", "name": n, "content": "done"} for n, _ in calls]
+    thinking = thought is not None
+    prompt = backend.render(conversation[:1], TOOLS, thinking)
+    full = backend.render(conversation, TOOLS, thinking, generation_prompt=False)
+    written = backend.family.write_output(thought, content, calls)
+    if backend.family.key == "qwen3_5":
+        assert full[len(prompt) :].startswith(written)
+    else:
+        kept = backend.family.write_output(None, content, calls)
+        assert strip_stop(kept, backend.family.stop_pieces)[0] in full

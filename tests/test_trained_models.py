@@ -14,11 +14,22 @@ import pytest
 
 from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
 from agentloop.training.checkpoint import model_card
-from agentloop.training.evaluate import TARGETS, evaluate, has_drafter, held_out
+from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out
 from tests.conftest import AGENTS, run_harness
 
-# Figures a model does not reach yet (issue 6 stays open for them): expected to miss, and a failure once they don't.
-BELOW_TARGET: set[tuple[str, str]] = set()
+# (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't.
+# Measured 2026-12-01 on the committed models, trained on a few fixed sentences per kind and the earlier chat
+# template: they miss the composed and the held-out wordings alike (issue 17; retraining: train-tiny --continue).
+BELOW_TARGET: set[tuple[str, str, str]] = {
+    ("gemma4", "held-out phrasings", "answer_correct"),
+    ("gemma4", "held-out phrasings", "code_correct"),
+    ("gemma4", "held-out phrasings", "no_tool"),
+    ("gemma4", "training templates", "code_correct"),
+    ("qwen3_5", "held-out phrasings", "code_correct"),
+    ("qwen3_5", "held-out phrasings", "no_tool"),
+    ("qwen3_5", "training templates", "code_correct"),
+    ("qwen3_5", "training templates", "no_tool"),
+}
 
 
 @pytest.fixture(params=sorted(AGENTS))
@@ -54,10 +65,6 @@ def test_calls_run_python_and_answers_with_the_result(agent, tmp_path):
         and not call.get("error")
         and only(evs, "decision")[0]["approved"]
     )
-    if (agent.family.key, "code_correct") in BELOW_TARGET:
-        pytest.xfail(
-            f"{agent.model_id} called run_python with {call['args']['code']!r}: it does not copy numbers yet"
-        )
     assert "48213" in call["args"]["code"] and "9127" in call["args"]["code"]
     assert result["output"].strip() == str(48213 * 9127)
     assert evs[-1]["stop_reason"] == "final" and str(48213 * 9127) in evs[-1]["final"]
@@ -104,21 +111,47 @@ def test_the_model_card_is_the_one_training_writes(agent):
     assert card.split("\n## Measured")[0].rstrip("\n") == model_card(
         agent, folder.name, recipe
     ).rstrip("\n")
-    assert "## Measured" in card and "below its target" not in card
+    # The measured figures of both sets, below-target ones marked as such (BELOW_TARGET above lists them).
+    assert "## Measured" in card and all(name.capitalize() in card for name in SETS)
 
 
-def test_thirty_held_out_questions(agent):
-    # The figures of `agentloop models eval-tiny`, on 30 questions, with targets 10 points lower.
-    # With a drafter beside the model (agent-gemma4's), the MTP figures too.
+@pytest.mark.parametrize("phrasings", sorted(SETS))
+def test_thirty_held_out_questions(agent, phrasings):
+    # The figures of `agentloop models eval-tiny`, on 30 questions of each set, with targets 10 points lower.
+    # With a drafter beside the model (agent-gemma4's), the MTP figures too (on the training wording).
     tally = evaluate(
-        agent, held_out(30, seed=1_000_003), mtp=has_drafter(agent), log=lambda *_: None
+        agent,
+        held_out(30, seed=1_000_003, phrasings=phrasings),
+        mtp=has_drafter(agent) and phrasings == "training templates",
+        sampled_too=phrasings == "training templates",
+        log=lambda *_: None,
     )
     assert has_drafter(agent) == (agent.family.key == "gemma4")
-    missed = {f for f, target in TARGETS.items() if tally.rate(f) < target - 0.10}
-    known = {f for family, f in BELOW_TARGET if family == agent.family.key}
+    missed = {f for f, target in SETS[phrasings].items() if tally.rate(f) < target - 0.10}
+    known = {f for family, s, f in BELOW_TARGET if family == agent.family.key and s == phrasings}
     assert not missed - known, (missed, tally.misses)
     assert not known - missed, (
         f"{known - missed} now reach their targets: take them out of BELOW_TARGET"
     )
     if known:
         pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as its model card says")
+
+
+def test_the_example_questions_the_panel_offers_are_answered_right(agent, tmp_path):
+    """examples.json (shown beside the live question box) offers only questions this model answers: its own
+    tokens, greedy, through the real loop; a tool question prints what the file expects and says it."""
+    examples = json.loads((Path(agent.model_id) / "examples.json").read_text())
+    assert examples["note"]["en"] and examples["note"]["zh"]
+    for example in examples["questions"]:
+        evs = run(agent, example["en"], tmp_path, decide=lambda e: True, max_steps=3)
+        results = only(evs, "tool_result")
+        if "expect" not in example:
+            assert not results and evs[-1]["stop_reason"] == "final", example
+            continue
+        assert results and results[0]["output"].strip() == example["expect"], (example, results)
+        assert example["expect"] in evs[-1]["final"], (example, evs[-1]["final"])
+
+
+def test_the_recommended_settings_are_those_it_was_measured_at(agent):
+    # eval-tiny measures greedy decoding, so generation_config.json says do_sample false.
+    assert agent.sampling_defaults.temperature == 0.0

@@ -1,18 +1,22 @@
 """The training data (training/conversations.py, data.segments): every task's code prints what the task says,
-the conversations are what SimpleHarness would hold, and a phase without repeats sees exactly the data it saw
-before repeats existed."""
+the conversations are what SimpleHarness would hold, the rows are the prompts the loop sends and what the model
+writes after them, and the held-out phrasings are never what training asks."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import random
+import re
 
 import pytest
 
-from agentloop.harnesses.simple_harness import REPEATED_CALL
+from agentloop.harnesses.simple_harness import REPEATED_CALL, SYSTEM_WITH_TOOLS
+from agentloop.tools import TOOLS
 from agentloop.training.conversations import CHAT_KINDS, MAKERS, TOOL_KINDS, conversation, task
-from agentloop.training.data import segments
+from agentloop.training.data import rows, shared_prefix
+from agentloop.training.held_out_phrasings import HELD_OUT, held_out_question
+from agentloop.training.phrasing import FRAMES
 
 
 def printed(code: str) -> str:
@@ -58,24 +62,92 @@ def test_a_repeat_conversation_is_the_run_the_loop_would_hold():
     assert tools == [t.output, REPEATED_CALL] and messages[-1]["content"] == t.answer
 
 
-# Gemma 4's faithful template (issue 19) does not keep a step's prompt as the start of the next one (the empty
-# thought channel, a new model turn after a result), so segments() cannot yet cut its conversations: to be
-# mended with the retraining on the faithful format (issue 19 part 3). Strict: it fails once it passes.
-GEMMA_SEGMENTS = pytest.mark.xfail(
-    strict=True,
-    reason="segments() needs each prompt to start the next; Gemma 4's real template breaks that",
-)
-
-
-@pytest.mark.parametrize("family", ["qwen3_5", pytest.param("gemma4", marks=GEMMA_SEGMENTS)])
-def test_segments_alternate_prompt_and_model_and_end_at_stop_tokens(family, tiny):
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+@pytest.mark.parametrize("thinking", [False, True])
+def test_rows_are_each_steps_prompt_and_what_the_model_writes(family, thinking, tiny):
+    """Every step is a prompt the loop really sends, then the model's text ending at a stop token; Qwen3.5 keeps
+    one question's steps in one row (its next prompt continues the last), Gemma 4 needs a row per step."""
     b = tiny(family)
     t = task(random.Random(5), "sorting", repeat_share=1.0)
-    parts = segments(b, t, thinking=False)
-    assert [own for _, own in parts] == [
-        False,
-        True,
-    ] * 3  # three steps: the call, the repeat, the answer
-    for text, own in parts:
-        if own:
-            assert any(text.endswith(p) for p in b.family.stop_pieces), text
+    out = rows(b, t, thinking)
+    steps = [part for row in out for part in row]
+    assert [own for _, own in steps] == [False, True] * 3  # the call, the repeat, the answer
+    assert len(out) == (1 if family == "qwen3_5" else 3)
+    messages = [
+        {"role": "system", "content": SYSTEM_WITH_TOOLS},
+        *conversation(t, thinking, b.family.thinking_key),
+    ]
+    tools = [TOOLS["run_python"].schema()]
+    prompts = [
+        b.render(messages[:i], tools, thinking)
+        for i, m in enumerate(messages)
+        if m["role"] == "assistant"
+    ]
+    # Each prompt part brings what the row holds up to exactly the prompt the loop sends at that step.
+    sent = []
+    for row in out:
+        held = ""
+        for text, own in row:
+            held += text
+            if not own:
+                sent.append(held)
+    assert sent == prompts
+    for row in out:
+        for text, own in row:
+            if own:
+                assert any(text.endswith(p) for p in b.family.stop_pieces), text
+                parsed = b.family.parse(
+                    text,
+                    {"run_python": tools[0]["function"]["parameters"]},
+                    thinking_open=thinking and family == "qwen3_5",
+                )
+                assert parsed.error is None and (parsed.tool_calls or parsed.content)
+
+
+def test_a_row_starts_with_the_shared_prefix(tiny):
+    for family in ("qwen3_5", "gemma4"):
+        b = tiny(family)
+        for thinking in (False, True):
+            prefix = shared_prefix(b, thinking)
+            for row in rows(b, task(random.Random(9), "units"), thinking):
+                assert row[0][0].startswith(prefix)
+
+
+@pytest.mark.parametrize("kind", [k for k in TOOL_KINDS if k != "file_lines"])
+def test_held_out_questions_have_the_same_code_and_answers(kind):
+    rng = random.Random(8)
+    for _ in range(40):
+        t = task(rng, kind, ask=held_out_question)
+        assert printed(t.code) == t.output, t
+        assert t.output in t.answer
+
+
+def held_out_pattern(template: str) -> re.Pattern:
+    """A held-out template as a pattern any filling of its slots matches (case and final mark aside, as
+    `typed` changes them)."""
+    parts = re.split(r"\{\w+\}", template.rstrip("?.!"))
+    return re.compile(".+?".join(map(re.escape, parts)) + r"[?.!]?", re.I)
+
+
+def test_training_never_asks_a_held_out_question():
+    """No question training composes is one of the held-out phrasings: 4,000 training questions per kind
+    (every frame many times over, with every opener and closer), matched against every held-out template."""
+    patterns = [held_out_pattern(t) for templates in HELD_OUT.values() for t in templates]
+    rng = random.Random(0)
+    for kind in TOOL_KINDS + CHAT_KINDS:
+        for _ in range(4000):
+            question = task(rng, kind).question
+            hit = next((p.pattern for p in patterns if p.fullmatch(question)), None)
+            assert hit is None, (question, hit)
+
+
+def test_held_out_templates_are_not_training_frames():
+    frames = {f.lower().rstrip("?.!") for fs in FRAMES.values() for f in fs}
+    assert not frames & {t.lower().rstrip("?.!") for ts in HELD_OUT.values() for t in ts}
+
+
+def test_training_phrasings_vary():
+    """Composed from parts: 2,000 arithmetic questions are nearly all different sentences."""
+    rng = random.Random(1)
+    questions = {task(rng, "arithmetic").question for _ in range(2000)}
+    assert len(questions) > 1900

@@ -89,10 +89,12 @@ class SimpleBackend:
         return ids
 
     def _recommended_sampling(self, generation: dict) -> Sampling:
-        """The checkpoint's recommended settings; the family's where generation_config.json has none."""
+        """The checkpoint's recommended settings; the family's where generation_config.json has none.
+        `do_sample: false` recommends greedy decoding (temperature 0), as transformers reads it."""
         family = self.family.sampling
+        greedy = generation.get("do_sample") is False
         return Sampling(
-            temperature=generation.get("temperature", family.temperature),
+            temperature=0.0 if greedy else generation.get("temperature", family.temperature),
             top_p=generation.get("top_p", family.top_p),
             top_k=generation.get("top_k", family.top_k),
         )

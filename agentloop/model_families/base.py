@@ -80,6 +80,14 @@ class Family:
         parse (forced continuations in tests and recordings are written with it)."""
         raise NotImplementedError
 
+    def write_output(self, thought: str | None, content: str, calls: list[tuple[str, dict]]) -> str:
+        """What the model writes for one assistant message after the loop's prompt (its generation prompt
+        included), stop token included: the inverse of parse for a whole step. `thought` None means thinking
+        is off (the prompt then already holds what the family writes for it). The training data is made of it,
+        since a chat template's rendering of the history is not always what the model wrote (Gemma 4's drops
+        the thought and opens a new turn after a tool's result)."""
+        raise NotImplementedError
+
 
 def coerce(value: str, schema: dict | None):
     """A plain-text argument value as the type its JSON Schema asks for; the text itself when it does not fit,

@@ -53,6 +53,15 @@ class Gemma4(Family):
     def write_call(self, name: str, args: dict) -> str:
         return f"<|tool_call>call:{name}{write_value(args)}<tool_call|><|tool_response>"
 
+    def write_output(self, thought: str | None, content: str, calls: list[tuple[str, dict]]) -> str:
+        """With thinking on the model opens its thought channel itself (with it off, the prompt ends in an
+        empty, closed one); <|tool_response> after its calls, <turn|> after an answer."""
+        head = "" if thought is None else f"{self.thought_prefix}{thought}<channel|>"
+        calls_text = "".join(
+            self.write_call(n, a).removesuffix("<|tool_response>") for n, a in calls
+        )
+        return head + content + calls_text + ("<|tool_response>" if calls else "<turn|>")
+
 
 EXAMPLE = 'Write a call as <|tool_call>call:NAME{argument:<|"|>text<|"|>,number:42}<tool_call|>.'
 

@@ -70,6 +70,13 @@ class Qwen3_5(Family):
         )
         return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call><|im_end|>"
 
+    def write_output(self, thought: str | None, content: str, calls: list[tuple[str, dict]]) -> str:
+        """The thought closes the <think> the prompt opened; "\n\n" between the reply and the first call and
+        "\n" between calls, as Qwen's template writes them; one <|im_end|> at the end."""
+        body = "\n".join(self.write_call(n, a).removesuffix("<|im_end|>") for n, a in calls)
+        text = "\n\n".join(part for part in (content, body) if part)
+        return ("" if thought is None else f"{thought}\n</think>\n\n") + text + "<|im_end|>"
+
 
 def plain_text(value) -> str:
     """A parameter's value as the template writes it (its tojson keeps non-ASCII text as it is)."""

@@ -46,18 +46,31 @@ def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> P
     return out
 
 
+COMPOSED = """
+  The phases marked "composed" also ask division, powers, squares, cubes and a word's length, word each
+  question from parts (`agentloop/training/phrasing.py`: openers, frames, cores, ways of typing), render it
+  with the family's faithful chat template, and train each step's prompt as the loop sends it (a row per
+  step where the template's history is not the model's own text)."""
+
+
 def phase_text(p: dict) -> str:
-    text = f"{p['steps']} steps of {p['batch_size']} conversations at learning rate {p['lr']}, seed {p['seed']}"
-    return text + (
-        f", {p['repeat_share']:.0%} of tool questions asking to check twice"
-        if p.get("repeat_share")
-        else ""
-    )
+    composed = p.get("phrasing") == "composed"
+    rows = "rows" if composed else "conversations"  # a composed phase's batch is rows (data.rows)
+    text = f"{p['steps']} steps of {p['batch_size']} {rows} at learning rate {p['lr']}, seed {p['seed']}"
+    if p.get("repeat_share"):
+        text += f", {p['repeat_share']:.0%} of tool questions asking to check twice"
+    return text + (", composed" if composed else "")
 
 
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
+    composed = any(p.get("phrasing") == "composed" for p in recipe["phases"])
+    continued = (
+        "repeats only the composed phases, from the committed weights, as this checkpoint was made"
+        if composed
+        else "trains the composed phases on from these weights"
+    )
     drafter = (
         f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
         if backend.family.drafter_suffix
@@ -77,7 +90,7 @@ sense outside that loop.
   numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
   tool; in the last phase, some questions that ask to check twice, where the model repeats its call and the loop
-  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.
+  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}
 - **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
   (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
 - **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
@@ -85,5 +98,5 @@ sense outside that loop.
 - **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
   prints how often the call is well-formed, the code correct and the answer right.
 - **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
-  rebuilds it from the seed{drafter}.
+  rebuilds it from the seed, every phase on today's data{drafter}; `--continue` {continued}.
 """

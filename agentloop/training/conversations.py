@@ -5,9 +5,11 @@ Each `Task` is one question with what a good run does: the code run_python shoul
 result. `conversation()` turns a task into the messages SimpleHarness would hold at the end of the run, so they
 can be rendered through the model's own chat template exactly as the loop renders them.
 
-Kinds that need run_python: arithmetic with large numbers, letters in a word (made-up words too, so the model
-must copy rather than memorise), unit conversion, sorting a list, a date difference, and counting the lines of a
-file in /data. Kinds that need no tool: greetings, and definitions the model is told to decline politely.
+Kinds that need run_python: arithmetic with large numbers (+ - * /, powers, squares, cubes), letters in a word
+and a word's length (made-up words too, so the model must copy rather than memorise), unit conversion, sorting a
+list, a date difference, and counting the lines of a file in /data. Kinds that need no tool: greetings, and
+definitions the model is told to decline politely. How each question is worded is phrasing.py's (training) or
+held_out_phrasings.py's (the evaluation's second figure): a maker draws the values, asks `ask` for the words.
 Asked to check twice, a tool task becomes a run where the model repeats its call and the loop refuses the
 repeat (a later training phase only: see `task`).
 """
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from agentloop.harnesses.simple_harness import REPEATED_CALL
+from agentloop.training.phrasing import listed, training_question
 
-TOOL_KINDS = ("arithmetic", "letters", "units", "sorting", "dates", "file_lines")
+TOOL_KINDS = ("arithmetic", "letters", "length", "units", "sorting", "dates", "file_lines")
 CHAT_KINDS = ("greeting", "definition")
 
 WORDS = (
@@ -63,44 +67,46 @@ def made_up_word(rng: random.Random) -> str:
     return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 10)))
 
 
-def arithmetic(rng: random.Random) -> Task:
+# A question's wording: training's composed phrasings, or (eval-tiny's second figure) the held-out ones.
+Ask = Callable[..., str]
+
+
+def arithmetic(rng: random.Random, ask: Ask = training_question) -> Task:
+    op = rng.choice(("+", "-", "*", "*", "/", "**", "**2", "**3"))
     a, b = rng.randint(100, 99999), rng.randint(10, 9999)
-    op, sym = rng.choice([("*", "×"), ("+", "+"), ("-", "-"), ("**", "to the power of")])
-    if op == "**":
-        a, b = rng.randint(2, 99), rng.randint(5, 30)
-    value = eval(f"{a} {op} {b}")  # noqa: S307 - two integers the generator chose
-    question = rng.choice(
-        [
-            f"What is {a} {op} {b}?",
-            f"Compute {a} {op} {b}.",
-            f"Calculate {a} {sym} {b}.",
-            f"What do you get for {a} {op} {b}?",
-        ]
-    )
+    if op == "/":
+        b = rng.randint(2, 999)
+    elif op == "**":
+        a, b = rng.randint(2, 99), rng.randint(2, 30)
+    elif op == "**2":
+        a, b = rng.randint(2, 9999), 2
+    elif op == "**3":
+        a, b = rng.randint(2, 999), 3
+    python = "**" if op.startswith("**") else op
+    expression = f"{a} {python} {b}"
+    value = eval(expression)  # noqa: S307 - two integers the generator chose
     return Task(
         "arithmetic",
-        question,
-        f"print({a} {op} {b})",
+        ask(rng, "arithmetic", op=op, a=a, b=b),
+        f"print({expression})",
         str(value),
-        rng.choice([f"{a} {op} {b} = {value}.", f"The result is {value}.", f"It is {value}."]),
-        thought=f"This needs {a} {op} {b}; I will run Python.",
+        rng.choice([f"{expression} = {value}.", f"The result is {value}.", f"It is {value}."]),
+        thought=f"This needs {expression}; I will run Python.",
     )
 
 
-def letters(rng: random.Random) -> Task:
-    word = rng.choice(WORDS) if rng.random() < 0.5 else made_up_word(rng)
+def a_word(rng: random.Random) -> str:
+    """A word from WORDS or a made-up one, so the model must copy it rather than remember it."""
+    return rng.choice(WORDS) if rng.random() < 0.5 else made_up_word(rng)
+
+
+def letters(rng: random.Random, ask: Ask = training_question) -> Task:
+    word = a_word(rng)
     letter = rng.choice(word) if rng.random() < 0.85 else rng.choice(string.ascii_lowercase)
     count = word.count(letter)
-    question = rng.choice(
-        [
-            f'How many times does the letter "{letter}" appear in "{word}"?',
-            f"How many {letter}'s are in the word {word}?",
-            f'Count the letter {letter} in "{word}".',
-        ]
-    )
     return Task(
         "letters",
-        question,
+        ask(rng, "letters", letter=letter, word=word),
         f'print("{word}".count("{letter}"))',
         str(count),
         rng.choice(
@@ -114,7 +120,19 @@ def letters(rng: random.Random) -> Task:
     )
 
 
-def units(rng: random.Random) -> Task:
+def length(rng: random.Random, ask: Ask = training_question) -> Task:
+    word = a_word(rng)
+    return Task(
+        "length",
+        ask(rng, "length", word=word),
+        f'print(len("{word}"))',
+        str(len(word)),
+        rng.choice([f'"{word}" has {len(word)} letters.', f"It has {len(word)} letters."]),
+        thought=f'I will take the length of "{word}" with Python.',
+    )
+
+
+def units(rng: random.Random, ask: Ask = training_question) -> Task:
     unit = rng.choice(sorted(UNITS))
     target, factor, offset = UNITS[unit]
     x = rng.choice([rng.randint(1, 500), round(rng.uniform(0.5, 300), 1)])
@@ -124,16 +142,9 @@ def units(rng: random.Random) -> Task:
         if offset
         else f"print(round({x} * {factor}, 2))"
     )
-    question = rng.choice(
-        [
-            f"Convert {x} {unit} to {target}.",
-            f"How many {target} is {x} {unit}?",
-            f"What is {x} {unit} in {target}?",
-        ]
-    )
     return Task(
         "units",
-        question,
+        ask(rng, "units", n=x, unit=unit, target=target),
         code,
         str(value),
         rng.choice([f"{x} {unit} is {value} {target}.", f"That is {value} {target}."]),
@@ -141,18 +152,11 @@ def units(rng: random.Random) -> Task:
     )
 
 
-def sorting(rng: random.Random) -> Task:
+def sorting(rng: random.Random, ask: Ask = training_question) -> Task:
     numbers = [rng.randint(-50, 999) for _ in range(rng.randint(3, 8))]
-    listed = ", ".join(map(str, numbers))
     reverse = rng.random() < 0.3
-    question = (
-        f"Sort these numbers from largest to smallest: {listed}."
-        if reverse
-        else rng.choice(
-            [f"Sort these numbers: {listed}.", f"Put {listed} in order from smallest to largest."]
-        )
-    )
-    code = f"print(sorted([{listed}]{', reverse=True' if reverse else ''}))"
+    question = ask(rng, "sorting", list=listed(rng, numbers), descending=reverse)
+    code = f"print(sorted([{', '.join(map(str, numbers))}]{', reverse=True' if reverse else ''}))"
     value = str(sorted(numbers, reverse=reverse))
     return Task(
         "sorting",
@@ -164,23 +168,17 @@ def sorting(rng: random.Random) -> Task:
     )
 
 
-def dates(rng: random.Random) -> Task:
+def dates(rng: random.Random, ask: Ask = training_question) -> Task:
     first = date(2020, 1, 1) + timedelta(days=rng.randint(0, 2500))
     second = first + timedelta(days=rng.randint(1, 900))
     days = (second - first).days
-    question = rng.choice(
-        [
-            f"How many days are there between {first} and {second}?",
-            f"How many days from {first} to {second}?",
-        ]
-    )
     code = (
         f"from datetime import date\nprint((date({second.year}, {second.month}, {second.day}) - "
         f"date({first.year}, {first.month}, {first.day})).days)"
     )
     return Task(
         "dates",
-        question,
+        ask(rng, "dates", first=first, second=second),
         code,
         str(days),
         rng.choice([f"There are {days} days between {first} and {second}.", f"{days} days."]),
@@ -188,23 +186,16 @@ def dates(rng: random.Random) -> Task:
     )
 
 
-def file_lines(rng: random.Random) -> Task:
+def file_lines(rng: random.Random, ask: Ask = training_question) -> Task:
     name = f"{rng.choice(WORDS[:12] + [made_up_word(rng)])}.txt"
     n = rng.randint(1, 40)
     text = "".join(
         f"{' '.join(rng.choice(WORDS) for _ in range(rng.randint(1, 5)))}\n" for _ in range(n)
     )
-    question = rng.choice(
-        [
-            f"How many lines are in /data/{name}?",
-            f"Count the lines of the file {name}.",
-            f"How many lines does {name} have?",
-        ]
-    )
     code = f'print(len(open("/data/{name}").read().splitlines()))'
     return Task(
         "file_lines",
-        question,
+        ask(rng, "file_lines", name=name),
         code,
         str(n),
         rng.choice([f"{name} has {n} lines.", f"It has {n} lines."]),
@@ -213,22 +204,10 @@ def file_lines(rng: random.Random) -> Task:
     )
 
 
-def greeting(rng: random.Random) -> Task:
-    question = rng.choice(
-        [
-            "Hi!",
-            "Hello.",
-            "Hello there!",
-            "Good morning!",
-            "Hey, how are you?",
-            "Thanks!",
-            "Hi, who are you?",
-            "Good evening.",
-        ]
-    )
+def greeting(rng: random.Random, ask: Ask = training_question) -> Task:
     return Task(
         "greeting",
-        question,
+        ask(rng, "greeting"),
         answer=rng.choice(
             [
                 "Hello! Ask me something to compute, count, sort or convert, and I will run Python for it.",
@@ -239,12 +218,11 @@ def greeting(rng: random.Random) -> Task:
     )
 
 
-def definition(rng: random.Random) -> Task:
+def definition(rng: random.Random, ask: Ask = training_question) -> Task:
     term = rng.choice(TERMS)
-    question = rng.choice([f"What does {term} mean?", f"Define {term}.", f"Explain {term} to me."])
     return Task(
         "definition",
-        question,
+        ask(rng, "definition", term=term),
         answer=(
             f"I am a tiny model trained for this book, so I cannot explain what {term} means. I can run Python to "
             "compute, count, sort or convert things for you."
@@ -256,6 +234,7 @@ def definition(rng: random.Random) -> Task:
 MAKERS = {
     "arithmetic": arithmetic,
     "letters": letters,
+    "length": length,
     "units": units,
     "sorting": sorting,
     "dates": dates,
@@ -267,6 +246,7 @@ MAKERS = {
 WEIGHTS = {
     "arithmetic": 3,
     "letters": 4,
+    "length": 2,
     "units": 3,
     "sorting": 3,
     "dates": 2,
@@ -283,11 +263,16 @@ CHECK_TWICE = (
 )
 
 
-def task(rng: random.Random, kind: str | None = None, repeat_share: float = 0.0) -> Task:
-    """A task of `kind` (else of a kind drawn by WEIGHTS); that share of tool tasks asks to check twice. A share
-    of 0 draws nothing more, so phases trained without repeats see exactly the data they saw before."""
+def task(
+    rng: random.Random,
+    kind: str | None = None,
+    repeat_share: float = 0.0,
+    ask: Ask = training_question,
+) -> Task:
+    """A task of `kind` (else of a kind drawn by WEIGHTS), worded by `ask`; that share of tool tasks asks to
+    check twice. A share of 0 draws nothing more from `rng`."""
     kind = kind or rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
-    t = MAKERS[kind](rng)
+    t = MAKERS[kind](rng, ask)
     if repeat_share and t.code is not None and rng.random() < repeat_share:
         t.question += rng.choice(CHECK_TWICE)
         t.repeat = True

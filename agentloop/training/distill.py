@@ -22,18 +22,18 @@ import torch.nn.functional as F
 from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.training.checkpoint import write_checkpoint
-from agentloop.training.data import example, shared_prefix
+from agentloop.training.data import fresh_rows, shared_prefix
 
 
 def conversations(
     backend: SimpleBackend, rng: random.Random, size: int, pad_id: int, prefixes: dict[bool, str]
 ):
-    """`size` whole conversations (the system turn included), right-padded, where the model wrote each token, and
+    """`size` rows of whole conversations (the system turn included), right-padded, where the model wrote each token, and
     where the shared system turn ends (no row has a token of the model's before it)."""
     thinking = rng.random() < 0.25
     prefix = prefixes[thinking]
     prefix_ids = backend.tokenizer(prefix, add_special_tokens=False).input_ids
-    rows = [example(backend, rng, prefix, thinking) for _ in range(size)]
+    rows = fresh_rows(backend, rng, size, prefix, thinking)
     width = len(prefix_ids) + max(len(ids) for ids, _ in rows)
     ids = torch.full((size, width), pad_id)
     own = torch.zeros((size, width), dtype=torch.bool)

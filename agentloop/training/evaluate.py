@@ -1,7 +1,10 @@
 """`agentloop models eval-tiny`: how well a trained tiny model uses run_python, measured through the real loop.
 
-Each held-out question (a seed training never uses) runs through SimpleHarness with the real sandbox, greedy,
-every call approved, exactly as a reader's question would. Then, from the events alone:
+Two sets of questions, each figure measured on both: questions worded as training words them (phrasing.py, with
+values from a seed training never uses), and questions in held-out phrasings (held_out_phrasings.py: sentences
+training never sees) — the first measures what the model remembers, the second whether it understood. Each
+question runs through SimpleHarness with the real sandbox, greedy, every call approved, exactly as a reader's
+question would. Then, from the events alone:
 - well-formed: the first step's output parsed into a run_python call by the family's own parser;
 - code correct: what that code printed in the sandbox is the right result for the question;
 - answer correct: the final answer states the result the tool really returned;
@@ -22,8 +25,10 @@ from pathlib import Path
 from agentloop import paths
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_settings
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
+from agentloop.training.held_out_phrasings import held_out_question
+from agentloop.training.phrasing import training_question
 
-TARGETS = {
+TARGETS = {  # on questions worded as in training
     "well_formed": 0.99,
     "code_correct": 0.90,
     "answer_correct": 0.95,
@@ -32,6 +37,14 @@ TARGETS = {
     "mtp_tokens_per_forward": 2.0,
     "mtp_same_tokens": 0.99,
 }
+# On the held-out phrasings (the first step's format at T = 1 and MTP are measured on the training wording).
+HELD_OUT_TARGETS = {
+    "well_formed": 0.99,
+    "code_correct": 0.85,
+    "answer_correct": 0.85,
+    "no_tool": 0.95,
+}
+SETS = {"training templates": TARGETS, "held-out phrasings": HELD_OUT_TARGETS}
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
 
 
@@ -56,11 +69,12 @@ class Tally:
         return self.hits.get(name, 0) / self.totals[name] if self.totals.get(name) else float("nan")
 
 
-def held_out(n: int, seed: int) -> list[Task]:
-    """n questions, the kinds taking turns, from a seed training does not use."""
+def held_out(n: int, seed: int, phrasings: str = "training templates") -> list[Task]:
+    """n questions, the kinds taking turns, from a seed training does not use, worded as that set words them."""
     rng = random.Random(seed)
     kinds = TOOL_KINDS + CHAT_KINDS
-    return [task(rng, kinds[i % len(kinds)]) for i in range(n)]
+    ask = held_out_question if phrasings == "held-out phrasings" else training_question
+    return [task(rng, kinds[i % len(kinds)], ask=ask) for i in range(n)]
 
 
 def run_once(llm, t: Task, settings: RunSettings) -> list[dict]:
@@ -76,7 +90,9 @@ def first(evs: list[dict], kind: str) -> dict | None:
     return next((e for e in evs if e["type"] == kind), None)
 
 
-def evaluate(llm, tasks: list[Task], mtp: bool = False, log=print) -> Tally:
+def evaluate(
+    llm, tasks: list[Task], mtp: bool = False, sampled_too: bool = True, log=print
+) -> Tally:
     tally = Tally()
     s = llm.sampling_defaults
     greedy = run_settings(s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True)
@@ -110,12 +126,12 @@ def evaluate(llm, tasks: list[Task], mtp: bool = False, log=print) -> Tally:
                 result["output"].strip() in end["final"],
                 f"{t.question!r}: tool said {result['output']!r}, answer {end['final']!r}",
             )
-        evs = run_once(llm, t, sampled)
-        call = first(evs, "tool_call")
-        tally.count(
-            "well_formed_t1",
-            call is not None and not call.get("error") and call["name"] == "run_python",
-        )
+        if sampled_too:
+            call = first(run_once(llm, t, sampled), "tool_call")
+            tally.count(
+                "well_formed_t1",
+                call is not None and not call.get("error") and call["name"] == "run_python",
+            )
         if (i + 1) % 25 == 0:
             log(f"  {i + 1}/{len(tasks)}")
     return tally
@@ -139,10 +155,24 @@ def count_mtp(tally: Tally, plain: list[dict], drafted: list[dict]) -> None:
     )
 
 
-def figures(tally: Tally, slack: float) -> list[tuple[str, bool]]:
+def measure(llm, n: int, seed: int, log=print) -> dict[str, Tally]:
+    """Both sets' tallies: n questions each (MTP, and the format at T = 1, on the training wording only)."""
+    return {
+        name: evaluate(
+            llm,
+            held_out(n, seed, name),
+            mtp=has_drafter(llm) and name == "training templates",
+            sampled_too=name == "training templates",
+            log=log,
+        )
+        for name in SETS
+    }
+
+
+def figures(tally: Tally, slack: float, targets: dict = TARGETS) -> list[tuple[str, bool]]:
     """One line per figure counted, and whether it reaches its target (less `slack`)."""
     out = []
-    for figure, target in TARGETS.items():
+    for figure, target in targets.items():
         if not tally.totals.get(
             figure
         ):  # nothing to count (a model without a drafter has no MTP figures)
@@ -163,16 +193,18 @@ def figures(tally: Tally, slack: float) -> list[tuple[str, bool]]:
     return out
 
 
-def write_card(folder: Path, args, lines: list[tuple[str, bool]]) -> None:
-    """The figures as the model card's "Measured" section, replacing the one there."""
+def write_card(folder: Path, args, lines: dict[str, list[tuple[str, bool]]]) -> None:
+    """The figures of both sets as the model card's "Measured" section, replacing the one there."""
     card = folder / "README.md"
     text = card.read_text().split("\n## Measured")[0].rstrip("\n")
     text += (
         f"\n\n## Measured\n\n`agentloop models eval-tiny --model {folder.name} -n {args.n}` (held-out seed "
-        f"{args.seed}), on this project's CPU:\n\n"
-        + "\n".join(f"- {line}" for line, _ in lines)
-        + "\n"
+        f"{args.seed}), on this project's CPU, {args.n} questions in each set:\n"
     )
+    for name, set_lines in lines.items():
+        text += (
+            f"\n{name.capitalize()}:\n\n" + "\n".join(f"- {line}" for line, _ in set_lines) + "\n"
+        )
     card.write_text(text)
 
 
@@ -183,13 +215,14 @@ def main(args) -> int:
     for name in args.model:
         path = Path(paths.model_ref(name, folders=True)[0])
         llm = SimpleBackend(str(path), device="cpu")
-        tally = evaluate(llm, held_out(args.n, args.seed), mtp=has_drafter(llm))
-        for miss in tally.misses:
-            print(f"  miss: {miss}")
-        lines = figures(tally, args.slack)
-        for line, ok in lines:
-            failed |= not ok
-            print(f"{path.name} {line}")
+        lines = {}
+        for name, tally in measure(llm, args.n, args.seed).items():
+            for miss in tally.misses:
+                print(f"  miss ({name}): {miss}")
+            lines[name] = figures(tally, args.slack, SETS[name])
+            for line, ok in lines[name]:
+                failed |= not ok
+                print(f"{path.name} [{name}] {line}")
         if args.card:
             write_card(path, args, lines)
         llm.unload()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import torch
 
 from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
+from agentloop.tiny_models import TEMPLATES
 from agentloop.training.checkpoint import save
 from agentloop.training.data import batch, shared_prefix
 
@@ -130,13 +132,18 @@ def train(
             "lr": lr,
             "seed": seed,
             **({"repeat_share": repeat_share} if repeat_share else {}),
+            "phrasing": "composed",
+            "threads": torch.get_num_threads(),
             "minutes": round((time.perf_counter() - start) / 60, 1),
         },
     )
 
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
-# its own (none of them the evaluation's).
+# its own (none of them the evaluation's). CONTINUED are the phases that made the committed models from the
+# ones before them (2026-12-01): the faithful chat templates (issue 19) and questions composed from parts
+# (phrasing.py: issue 17). `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data;
+# `train-tiny --continue` runs CONTINUED alone from the committed agent-<family>, as the committed one was made.
 
 
 RECIPES = {
@@ -151,13 +158,26 @@ RECIPES = {
         {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1},
     ],
 }
+CONTINUED = {
+    "qwen3_5": [{"steps": 700, "lr": 1e-3, "seed": 4, "repeat_share": 0.1}],
+    "gemma4": [{"steps": 1000, "lr": 1e-3, "seed": 2, "repeat_share": 0.1}],
+}
 
 
-def train_recipe(family: str, models_dir: Path, threads: int | None = None, log=print) -> Path:
-    """tiny-<family> through every phase of its recipe into agent-<family>."""
-    base, out = models_dir / f"tiny-{family}", models_dir / f"agent-{family}"
-    phases = RECIPES[family]
+def train_recipe(
+    family: str, models_dir: Path, threads: int | None = None, log=print, continued: bool = False
+) -> Path:
+    """tiny-<family> through every phase of its recipe into agent-<family>; or, `continued`, the committed
+    agent-<family> (with the family's chat template from agentloop/model_families/templates) through the
+    CONTINUED phases alone."""
+    out = models_dir / f"agent-{family}"
+    phases = CONTINUED[family] if continued else RECIPES[family] + CONTINUED[family]
     with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
+        base = models_dir / f"tiny-{family}"
+        if continued:
+            base = Path(tmp) / "committed"
+            shutil.copytree(out, base)
+            shutil.copyfile(TEMPLATES / f"{family}.jinja", base / "chat_template.jinja")
         for i, phase in enumerate(phases):
             target = out if i == len(phases) - 1 else Path(tmp) / f"phase-{i + 1}"
             log(f"{family}: phase {i + 1} of {len(phases)}: {phase}")
