@@ -40,7 +40,9 @@ def on_config(config):
     docs = Path(config.docs_dir)
     glossary = docs / "glossary.md"
     terms, errors = (
-        conventions.parse_glossary(glossary.read_text(encoding="utf-8")) if glossary.exists() else ([], [])
+        conventions.parse_glossary(glossary.read_text(encoding="utf-8"))
+        if glossary.exists()
+        else ([], [])
     )
     for message in errors:
         log.warning(message)
