@@ -446,68 +446,94 @@ def attention_weights():
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.manual_seed(0)
     prompt = of(events("chapter1"), "context", 1)[0]["prompt"]
     tokenizer = AutoTokenizer.from_pretrained(MODEL)
     model = AutoModelForCausalLM.from_pretrained(
         MODEL, dtype=torch.float32, attn_implementation="eager"
     )
-    ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt").input_ids
+    enc = tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
+    ids = torch.tensor([enc.input_ids])
     with torch.inference_mode():
         out = model(ids, output_attentions=True)
     # Only the full-attention layers return weights (a Gated DeltaNet layer has none to give): take the last.
     types = model.config.get_text_config().layer_types
     layer = [i for i, t in enumerate(types) if t == "full_attention"][-1]
     attn = out.attentions[-1]
-    weights = attn[0, :, -1, :].mean(0)  # heads averaged: one weight per prompt position
-    pieces = tokenizer.convert_ids_to_tokens(ids[0].tolist())
-    return pieces, [float(w) for w in weights], layer, int(attn.shape[1]), len(types)
+    weights = [float(w) for w in attn[0, :, -1, :].mean(0)]  # heads averaged: one per position
+    pieces = [tokenizer.decode([i]) for i in enc.input_ids]
+    starts = [a for a, _ in enc.offset_mapping]
+    return prompt, pieces, starts, weights, layer, int(attn.shape[1]), len(types)
 
 
 def attention() -> Figure:
-    pieces, weights, layer, heads, n_layers = attention_weights()
+    prompt, pieces, starts, weights, layer, heads, n_layers = attention_weights()
     n = len(pieces)
-    tail = 26  # the question and the opening of the model's turn
+    # The prompt's parts, by where their text starts.
+    tools_at = prompt.index("# Tools")
+    user_at = prompt.index("<|im_start|>user")
+    turn_at = prompt.index("<|im_start|>assistant")
+    parts = [
+        ("system prompt", 0),
+        ("tools section", tools_at),
+        ("question", user_at),
+        ("turn", turn_at),
+    ]
+    first_token = [next(i for i, s in enumerate(starts) if s >= at) for _, at in parts] + [n]
     fig = Figure(
         "attention",
         W,
-        290,
-        "Attention of the prompt's last token over the prompt, from the tiny model",
+        300,
+        "Attention of the prompt's last token over the whole prompt, from the tiny model",
     )
     fig.text(
         8,
         22,
-        f"Layer {layer + 1} of {n_layers} (full attention), from the last prompt position, {heads} heads averaged",
+        f"Layer {layer + 1} of {n_layers} (full attention), the prompt's last position, "
+        f"{heads} heads averaged",
         cls="bold",
     )
-    before = sum(weights[: n - tail])
-    top_before = sorted(range(n - tail), key=lambda i: -weights[i])[:3]
-    x, y = 8, 40
-    fig.rect(x, y, 230, 28, "a", r=4, opacity=min(1, before * 2))
-    fig.text(x + 8, y + 19, f"positions 1\u2013{n - tail}: {before:.0%} in all", size=SMALL)
-    x = 250
-    for i in range(n - tail, n):
-        label = shown(pieces[i].replace("\u0120", " ").replace("\u010a", "\n"))
-        w = text_width(label, SMALL, mono=True) + 10
-        if x + w > W - 8:
-            x, y = 8, y + 64
-        fig.rect(x, y, w, 28, "a", r=3, opacity=min(1, weights[i] * 4))
-        fig.text(x + w / 2, y + 19, label, size=SMALL, cls="mono", anchor="middle")
-        if weights[i] >= 0.01:
-            fig.text(
-                x + w / 2, y + 44, f"{weights[i]:.0%}", size=SMALL, anchor="middle", cls="muted"
-            )
-        x += w + 3
-    y += 80
-    fig.text(8, y, "The three positions before those with the most weight:", size=SMALL)
-    for j, i in enumerate(top_before):
-        label = shown(pieces[i].replace("\u0120", " ").replace("\u010a", "\n"))
-        fig.text(24, y + 20 + j * 18, f"{i + 1}: {label}  {weights[i]:.1%}", size=SMALL, cls="mono")
+    x0, x1, base, top = 8, W - 8, 190, 56
+    step = (x1 - x0) / n
+    biggest = max(weights)
+    for i, w in enumerate(weights):
+        h = (base - top) * w / biggest
+        fig.bar(x0 + i * step, base - h, max(step - 0.3, 0.6), h)
+    # The five positions with the most weight, named.
+    best = sorted(range(n), key=lambda i: -weights[i])[:5]
+    for i in best:
+        x = x0 + (i + 0.5) * step
+        h = (base - top) * weights[i] / biggest
+        label = f"{shown(pieces[i])} {weights[i]:.0%}"
+        fig.text(
+            min(max(x, x0 + 40), x1 - 40),
+            base - h - 6,
+            label,
+            size=SMALL,
+            cls="mono",
+            anchor="middle",
+        )
+    for k, (name, _) in enumerate(parts):
+        a, b = first_token[k], first_token[k + 1]
+        xa, xb = x0 + a * step, x0 + b * step
+        fig.rect(xa, base + 6, max(xb - xa - 1, 2), 10, "abcd"[k], r=2)
+        share = sum(weights[a:b])
+        label = f"{name}: {share:.0%}"
+        anchor = "start" if k == 0 else ("end" if k == len(parts) - 1 else "middle")
+        lx = xa if anchor == "start" else (xb if anchor == "end" else (xa + xb) / 2)
+        fig.text(lx, base + 34 + (k % 2) * 16, label, size=SMALL, anchor=anchor)
+    fig.text(
+        8,
+        262,
+        f"Each bar is one of the prompt's {n} tokens, its height the weight the last token gives it; "
+        "the weights add up to 100%.",
+        size=SMALL,
+        cls="muted",
+    )
     fig.text(
         8,
         280,
-        f"The prompt has {n} tokens. A box's tint is its weight (shown when 1% or more); "
-        "all the weights add up to 100%.",
+        "Computed by scripts/figures.py with the model's own forward pass over chapter 1's "
+        "recorded prompt.",
         size=SMALL,
         cls="muted",
     )
