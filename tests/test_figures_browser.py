@@ -19,14 +19,14 @@ ARTIFACTS = ROOT / "test-artifacts"
 SMALLEST_PX = 12
 FIGURE = re.compile(r"!\[[^\]]*\]\((?:\.\./)*assets/figures/([\w.-]+)\.svg\)")
 
-MEASURE = """(name) => {
+MEASURE = """([name, smallest]) => {
     const svg = document.querySelector(`#figure-${name} svg`);
     if (!svg) return {missing: true};
     const box = svg.getBoundingClientRect();
     const scale = box.width / svg.viewBox.baseVal.width;
     const texts = [...svg.querySelectorAll('text')];
     const small = texts.map((t) => parseFloat(getComputedStyle(t).fontSize) * scale)
-        .filter((px) => px < %d - 0.01);
+        .filter((px) => px < smallest - 0.01);
     const outside = texts.filter((t) => {
         const r = t.getBoundingClientRect();
         return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
@@ -34,7 +34,7 @@ MEASURE = """(name) => {
     const colour = getComputedStyle(texts[0]).fill;
     const page = getComputedStyle(document.querySelector('.md-typeset')).color;
     return {missing: false, texts: texts.length, small, outside, colour, page, width: box.width};
-}""" % SMALLEST_PX
+}"""
 
 
 def pages_with_figures() -> list[tuple[str, str]]:
@@ -73,7 +73,7 @@ def test_the_figure_reads_at_the_page_width_in_light_and_dark(base, browser, url
     where = url.strip("/").replace("/", "-") or "index"
     for scheme, shade in (("default", "light"), ("slate", "dark")):
         page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
-        found = page.evaluate(MEASURE, name)
+        found = page.evaluate(MEASURE, [name, SMALLEST_PX])
         assert not found["missing"], f"{name} is not inlined on /{url}"
         assert found["texts"] and found["small"] == [], found
         assert found["outside"] == [], found
