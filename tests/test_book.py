@@ -367,3 +367,13 @@ def test_figures_are_inlined_and_every_module_is_in_the_reference(site):
         assert f'id="{module}"' in reference, module
     # A listing links to its module's entry.
     assert 'href="../../reference/#agentloop.events"' in html
+
+
+def test_a_term_hovers_at_its_first_appearance_only_and_never_in_a_heading():
+    conventions = load_conventions()
+    kv = '<abbr title="The cache.">KV cache</abbr>'
+    html = f"<h2>The {kv}</h2><p>A {kv} grows; the {kv} is kept.</p>"
+    assert (
+        conventions.first_abbr_only(html)
+        == f"<h2>The KV cache</h2><p>A {kv} grows; the KV cache is kept.</p>"
+    )

@@ -3,7 +3,8 @@
 on_config          feed the glossary's terms to the abbr extension, so every page shows them on hover
 on_page_markdown   check the page (chapter links, figure, exercises, terms before their chapter); list the
                    package's modules on the API reference page
-on_page_content    inline each figure's SVG, so that it takes the page's colours in light and dark
+on_page_content    inline each figure's SVG, so that it takes the page's colours in light and dark; keep a
+                   term's hover on its first appearance only
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def on_page_content(html, page, config, files):
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     html, missing = conventions.inline_figures(html, read_svg)
+    html = conventions.first_abbr_only(html)
     for src in missing:
         log.warning(f"{page.file.src_uri}: figure {src} is not in docs/assets/figures/")
     return html

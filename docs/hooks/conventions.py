@@ -232,3 +232,22 @@ def inline_figures(html: str, read_svg) -> tuple[str, list[str]]:
         )
 
     return FIGURE_IMG.sub(put, html), missing
+
+
+ABBR = re.compile(r'<abbr title="(?P<title>[^"]*)">(?P<text>.*?)</abbr>', re.S)
+HEADING = re.compile(r"<h(?P<n>[1-6])\b.*?</h(?P=n)>", re.S)
+
+
+def first_abbr_only(html: str) -> str:
+    """Keep a term's hover on its first appearance in a page's text: marked everywhere, a page of common terms
+    reads as underlines. Headings get none (the table of contents repeats them)."""
+    html = HEADING.sub(lambda h: ABBR.sub(lambda m: m["text"], h[0]), html)
+    seen: set[str] = set()
+
+    def once(m: re.Match) -> str:
+        if m["title"] in seen:
+            return m["text"]
+        seen.add(m["title"])
+        return m[0]
+
+    return ABBR.sub(once, html)
