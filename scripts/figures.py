@@ -303,13 +303,7 @@ def tool() -> Figure:
         fig.arrow([(428, y), (518, 76)])
     fig.arrow([(428, 190), (518, 177)])
     fig.text(636, 134, "the model sees only the text", size=SMALL, anchor="middle", cls="muted")
-    fig.text(
-        8,
-        236,
-        "The model never learns how a tool works, only what its description promises.",
-        size=SMALL,
-        cls="muted",
-    )
+    fig.note(236, "The model never learns how a tool works, only what its description promises.")
     return fig
 
 
@@ -418,21 +412,15 @@ def kv_cache() -> Figure:
             tx = x + 6 if w > text_width(text, SMALL) + 12 else x + w + 6
             fig.text(tx, y + 21, text, size=SMALL)
             x += w
-    fig.text(
-        8,
+    fig.note(
         262,
         "From chapter 8's recording (ch08.jsonl), widths to scale. Grey: keys and values already "
         "in the cache.",
-        size=SMALL,
-        cls="muted",
     )
-    fig.text(
-        8,
+    fig.note(
         280,
         "Blue: computed together in one pass. Orange: one token per pass. A step's last token is "
         "never fed back.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -520,22 +508,19 @@ def attention() -> Figure:
         label = f"{name}: {share:.0%}"
         anchor = "start" if k == 0 else ("end" if k == len(parts) - 1 else "middle")
         lx = xa if anchor == "start" else (xb if anchor == "end" else (xa + xb) / 2)
+        if anchor == "middle":  # a narrow part's label must still fit inside the figure
+            half = text_width(label, SMALL) / 2
+            lx = min(max(lx, x0 + half), x1 - half)
         fig.text(lx, base + 34 + (k % 2) * 16, label, size=SMALL, anchor=anchor)
-    fig.text(
-        8,
+    fig.note(
         262,
         f"Each bar is one of the prompt's {n} tokens, its height the weight the last token gives it; "
         "the weights add up to 100%.",
-        size=SMALL,
-        cls="muted",
     )
-    fig.text(
-        8,
+    fig.note(
         280,
         "Computed by scripts/figures.py with the model's own forward pass over chapter 1's "
         "recorded prompt.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -676,19 +661,13 @@ def mtp_round() -> Figure:
         f"\u201c{label(own)}\u201d.",
         size=SMALL,
     )
-    fig.text(
-        8,
+    fig.note(
         210,
         "The recording keeps the tokens written, not the guess turned down: it is drawn as \u201c?\u201d.",
-        size=SMALL,
-        cls="muted",
     )
-    fig.text(
-        8,
+    fig.note(
         230,
         "Grey: the token picked before the round. Green: kept guesses. Orange: the model's own token.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -714,7 +693,7 @@ def backends() -> Figure:
     fig.arrow([(590, 150), (638, 150)], "token ids", dy=-6)
     fig.arrow([(638, 172), (592, 172)])
     fig.text(615, 208, "tokens, log-probs", size=SMALL, anchor="middle")
-    fig.text(8, 222, "Both yield the same prefill, token and done events.", size=SMALL, cls="muted")
+    fig.note(222, "Both yield the same prefill, token and done events.")
     return fig
 
 
@@ -849,12 +828,9 @@ def checks() -> Figure:
             fig.rect(x - 6, 120, 140, 42, "d", r=4)
             fig.text(x + 64, 138, "error result:", size=SMALL, anchor="middle")
             fig.text(x + 64, 154, refusal, size=SMALL, anchor="middle", cls="bold")
-    fig.text(
-        8,
+    fig.note(
         190,
         "Every call gets one result in the conversation; only an approved, valid, new call runs.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -882,13 +858,7 @@ def pi() -> Figure:
     fig.arrow([(470, 178), (578, 178)])
     fig.arrow([(290, 178), (120, 178), (120, 78)])
     fig.text(200, 198, "context, prefill, token", size=SMALL, anchor="middle")
-    fig.text(
-        8,
-        232,
-        "The same model, prompt and tools; pi decides when to call the model again.",
-        size=SMALL,
-        cls="muted",
-    )
+    fig.note(232, "The same model, prompt and tools; pi decides when to call the model again.")
     return fig
 
 

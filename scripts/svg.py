@@ -71,6 +71,10 @@ class Figure:
             attrs += f' opacity="{_n(opacity)}"'
         self.add(f'<text x="{_n(x)}" y="{_n(y)}"{attrs}>{escape(s)}</text>')
 
+    def note(self, y, s) -> None:
+        """A muted line of small text at the left edge: what a figure's data is and where it came from."""
+        self.text(8, y, s, size=SMALL, cls="muted")
+
     def rect(self, x, y, w, h, hue="e", r=6, cls="box", opacity=None, stroke=None) -> None:
         fill = f"f-{hue}" if hue else "f-none"
         extra = f" s-{stroke}" if stroke else ""

@@ -64,14 +64,19 @@ def span_of(obj) -> tuple[int, int]:
     return first, first + len(lines) - 1
 
 
-def load_quoting():
+def load_hook_module(file: str):
+    """One of docs/hooks' plain-function modules, loaded by path as the hooks load it."""
     spec = importlib.util.spec_from_file_location(
-        "book_quoting_under_test", ROOT / "docs/hooks/quoting.py"
+        f"book_{file.removesuffix('.py')}_under_test", ROOT / "docs/hooks" / file
     )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_quoting():
+    return load_hook_module("quoting.py")
 
 
 @pytest.fixture(scope="module")
@@ -271,13 +276,7 @@ def test_errors_name_page_line_and_reference():
 
 
 def load_conventions():
-    spec = importlib.util.spec_from_file_location(
-        "book_conventions_under_test", ROOT / "docs/hooks/conventions.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_hook_module("conventions.py")
 
 
 GOOD_CHAPTER = (

@@ -4,15 +4,13 @@ dark. Screenshots of each, light and dark, go to test-artifacts/ for a person to
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHROMIUM, build_book
+# The built book on a static server, as chapter pages are read in the layout test.
+from tests.test_layout import base  # noqa: F401, F811
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -48,25 +46,8 @@ def pages_with_figures() -> list[tuple[str, str]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    site = build_book(tmp_path_factory.mktemp("book") / "site")
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
 @pytest.mark.parametrize("url,name", pages_with_figures())
-def test_the_figure_reads_at_the_page_width_in_light_and_dark(base, browser, url, name):
+def test_the_figure_reads_at_the_page_width_in_light_and_dark(base, browser, url, name):  # noqa: F811
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{base}/{url}")
     ARTIFACTS.mkdir(exist_ok=True)
