@@ -316,6 +316,10 @@ def test_a_good_chapter_passes_every_convention():
         (GOOD_CHAPTER.replace("## Exercises", "## Questions"), "must end with a '## Exercises'"),
         (GOOD_CHAPTER.replace("3. Three.\n", ""), "holds 2 numbered items, not 3 to 5"),
         (GOOD_CHAPTER + "\n## Later\n\nText.\n", "must end with a '## Exercises'"),
+        (
+            GOOD_CHAPTER.replace("1. One.\n", '1. One?\n    ??? note "Answer"\n\n        Yes.\n'),
+            "put a blank line before '??? note \"Answer\"'",
+        ),
     ],
 )
 def test_each_convention_fails_on_a_bad_chapter(bad, expected):
@@ -358,6 +362,9 @@ def test_figures_are_inlined_and_every_module_is_in_the_reference(site):
     assert '<figure class="agentloop-figure" id="figure-loop"><svg' in html
     assert 'src="../../assets/figures/loop.svg"' not in html
     assert "<abbr" in html  # the glossary's hover text
+    # The exercises' answers are folded away, one per answer.
+    exercises = html.split('id="exercises"', 1)[1]
+    assert exercises.count('<details class="note"') == exercises.count("<li>") >= 3
     reference = (site / "reference/index.html").read_text(encoding="utf-8")
     for file in ROOT.joinpath("agentloop").rglob("*.py"):
         module = ".".join(file.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")

@@ -21,8 +21,9 @@ def test_the_figure_is_current(name):
     )
 
 
-def test_every_figure_file_is_drawn_and_shown():
+def test_every_figure_file_is_shown_on_a_page():
+    # A figure may also be drawn by hand (an SVG whose text is currentColor); none lies unused.
     files = {p.stem for p in figures.OUT.glob("*.svg")}
-    assert files == set(figures.FIGURES)
+    assert set(figures.FIGURES) <= files
     pages = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
-    assert [n for n in figures.FIGURES if f"assets/figures/{n}.svg" not in pages] == []
+    assert [n for n in sorted(files) if f"assets/figures/{n}.svg" not in pages] == []

@@ -142,6 +142,10 @@ def figure_and_exercises(markdown: str, where: str) -> list[str]:
         items = [line for line in body if re.match(r"^\d+\. ", line)]
         if not 3 <= len(items) <= 5:
             errors.append(f"{where}: '## Exercises' holds {len(items)} numbered items, not 3 to 5")
+        for i, line in enumerate(body[1:], start=1):
+            if re.match(r"^\s+\?\?\?\+? ", line) and body[i - 1].strip():
+                # Without the blank line Markdown reads it as text of the item, and the answer shows.
+                errors.append(f"{where}:{start + i + 1}: put a blank line before {line.strip()!r}")
     return errors
 
 
