@@ -752,7 +752,7 @@ def sandbox() -> Figure:
     for i, (label, hue) in enumerate(walls):
         inset = i * 14
         top = 10 + i * 40
-        fig.rect(8 + inset, top, W - 16 - 2 * inset, 360 - 2 * i * 40 + i * 30, hue, r=8)
+        fig.rect(8 + inset, top, W - 16 - 2 * inset, 360 - i * 50, hue, r=8, opacity=0.5)
         fig.text(20 + inset, top + 24, label, size=SMALL, cls="bold" if i == 0 else "")
     inner_top, inner_left = 10 + 5 * 40, 8 + 5 * 14
     fig.box(
