@@ -141,12 +141,9 @@ def families() -> Figure:
             for i, text in enumerate(lines):
                 fig.text(x + 8, y + 20 + i * line, text, size=SMALL, cls="mono")
         y += hgt
-    fig.text(
-        8,
+    fig.note(
         y + 18,
         "Read from agentloop/model_families: the loop asks the family, never the model's name.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -190,12 +187,9 @@ def model_folder() -> Figure:
         fig.arrow([(312, y + 13), (360, y + 13)])
         fig.text(368, y + 18, readers.get(p.name, "—"), size=SMALL)
     missing = [n for n in readers if not (MODEL / n).exists() and n.endswith(".json")]
-    fig.text(
-        8,
+    fig.note(
         40 + 32 * len(files) + 10,
         "Not in this folder: " + ", ".join(missing) + " (the family supplies it).",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -258,13 +252,10 @@ def bpe() -> Figure:
         else:
             fig.text(end + 14, y + 19, "the characters, one piece each", size=SMALL, cls="muted")
     ids = ", ".join(str(i) for i in real.ids)
-    fig.text(
-        8,
+    fig.note(
         40 + 46 * len(steps) + 12,
         f"No rule joins what is left: {len(real.tokens)} token(s), id {ids}. "
         "A rule learned earlier (a lower number) applies first.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -366,12 +357,9 @@ def template() -> Figure:
                 fig.rect(x, y - 14, w, 19, hue, r=2, cls="")
             fig.text(x + 2, y, label, size=SMALL, cls="mono" if hue else "muted")
             x += w
-    fig.text(
-        8,
+    fig.note(
         y0 + line_h * len(shown_lines) + 6,
         "Green: the messages' own text. Blue: what the template wrote around it.",
-        size=SMALL,
-        cls="muted",
     )
     return fig
 
@@ -596,21 +584,12 @@ def sampling() -> Figure:
                     fig.text(bx + 26, y + 15, "drawn", size=SMALL, cls="bold")
                 elif r < report["kept"]:
                     fig.text(bx, y + 15, "kept", size=SMALL, cls="muted")
-    fig.text(
-        8,
+    fig.note(
         70 + 26 * SHOWN + 4,
         f"Chapter 9's recorded distribution, its {SHOWN} most likely tokens; sample() kept {report['kept']} "
         f"and drew \u201c{labels[chosen]}\u201d (p_sampled {report['p_sampled']:.2f}).",
-        size=SMALL,
-        cls="muted",
     )
-    fig.text(
-        8,
-        70 + 26 * SHOWN + 22,
-        "Each column is the one before it after one rule.",
-        size=SMALL,
-        cls="muted",
-    )
+    fig.note(70 + 26 * SHOWN + 22, "Each column is the one before it after one rule.")
     return fig
 
 
