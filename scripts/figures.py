@@ -680,7 +680,7 @@ def backends() -> Figure:
 
 
 def channels() -> Figure:
-    tokens = of(events("ch02-qwen3_5"), "token", 1)
+    tokens = of(events("ch12-thinking-qwen"), "token", 1)
     hue = {"thought": "e", "content": "c", "tool_call": "b", "control": "a"}
     fig = Figure(
         "channels",
@@ -688,7 +688,7 @@ def channels() -> Figure:
         300,
         "Step 1 of the running question with thinking on, each token in its channel",
     )
-    fig.text(8, 20, "Step 1 of ch02-qwen3_5.jsonl, token by token", cls="bold")
+    fig.text(8, 20, "Step 1 of ch12-thinking-qwen.jsonl, token by token", cls="bold")
     x, y = 8, 34
     for t in tokens:
         label = shown(t["text"]) if t["channel"] != "control" else t["piece"]

@@ -490,3 +490,16 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
     assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3f}" in text
     assert f"Rank {drawn['rank']} and `p_sampled` {drawn['p_sampled']:.3f}" in text
     assert evs[-1]["final"] in text
+
+
+@pytest.mark.parametrize("name", ["ch12-thinking-gemma", "ch12-thinking-qwen"])
+def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name):
+    evs = recording(name)
+    assert not specs()[name].get("forced") and not any(t.get("forced") for t in only(evs, "token"))
+    thought = "".join(
+        t["text"] for t in only(evs, "token") if t["step"] == 1 and t["channel"] == "thought"
+    )
+    assert "This needs 48213 * 9127; I will run Python." in thought
+    assert "This needs 48213 * 9127; I will run Python." in chapter("12").read_text(
+        encoding="utf-8"
+    )
