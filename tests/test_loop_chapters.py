@@ -486,7 +486,9 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
         f"`kept` is the whole vocabulary, 2,074, for {len(whole)} of its {len(tokens)} tokens, "
         f"and at least {min(t['kept'] for t in tokens):,} for the others"
     ) in text
-    assert f"{['One', 'Two', 'Three', 'Four', 'Five'][len(unsure) - 1]} tokens were drawn" in text
+    assert (
+        f"only {['one', 'two', 'three', 'four', 'five'][len(unsure) - 1]} tokens were drawn" in text
+    )
     assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3f}" in text
     assert f"Rank {drawn['rank']} and `p_sampled` {drawn['p_sampled']:.3f}" in text
     assert evs[-1]["final"] in text
