@@ -64,14 +64,19 @@ def span_of(obj) -> tuple[int, int]:
     return first, first + len(lines) - 1
 
 
-def load_quoting():
+def load_hook_module(file: str):
+    """One of docs/hooks' plain-function modules, loaded by path as the hooks load it."""
     spec = importlib.util.spec_from_file_location(
-        "book_quoting_under_test", ROOT / "docs/hooks/quoting.py"
+        f"book_{file.removesuffix('.py')}_under_test", ROOT / "docs/hooks" / file
     )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_quoting():
+    return load_hook_module("quoting.py")
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +148,10 @@ def test_a_quote_of_a_renamed_function_fails_the_build(tmp_path):
 # (c) ---------------------------------------------------------------------------------------------------
 
 FIXTURE = "docs/chapters/99-fixture.md"
+# What every chapter must have besides its text (docs/hooks/conventions.py): a figure and 3 to 5 exercises.
+CHAPTER_TAIL = (
+    "\n![The loop](../assets/figures/loop.svg)\n\n## Exercises\n\n1. One.\n2. Two.\n3. Three.\n"
+)
 
 
 def test_a_line_past_the_end_fails_the_build(tmp_path):
@@ -172,7 +181,8 @@ def test_a_region_quotes_between_markers_and_a_missing_marker_fails(tmp_path):
     lines = marked.splitlines()
     first, last = lines.index("# [quote:fixture]") + 2, lines.index("# [/quote:fixture]")
     (project / FIXTURE).write_text(
-        f"# Fixture\n\n::: quote agentloop/events.py#fixture hl={first}\n", encoding="utf-8"
+        f"# Fixture\n\n::: quote agentloop/events.py#fixture hl={first}\n" + CHAPTER_TAIL,
+        encoding="utf-8",
     )
     ok = build(project, tmp_path / "site")
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -200,7 +210,8 @@ def test_prose_references_become_links_to_source_lines(tmp_path):
     make_first, _ = span_of(events.make)
     (project / FIXTURE).write_text(
         "# Fixture\n\nSee `events.py:3` and `agentloop/events.py:5`, and `agentloop.events.make`.\n\n"
-        "```text\n`events.py:3` stays as it is inside a fence\n::: quote agentloop.events.nothing\n```\n",
+        "```text\n`events.py:3` stays as it is inside a fence\n::: quote agentloop.events.nothing\n```\n"
+        + CHAPTER_TAIL,
         encoding="utf-8",
     )
     result = build(project, tmp_path / "site")
@@ -259,3 +270,116 @@ def test_errors_name_page_line_and_reference():
     _, errors, _ = quoting.expand_page(md, index, page)
     assert errors[0].startswith("docs/chapters/x.md:3: quote agentloop.events.gone: no object")
     assert errors[1].startswith("docs/chapters/x.md:5: reference `agentloop.events.also_gone`")
+
+
+# The teaching conventions (docs/hooks/conventions.py) ---------------------------------------------------------
+
+
+def load_conventions():
+    return load_hook_module("conventions.py")
+
+
+GOOD_CHAPTER = (
+    "# 3. A chapter\n\nSee [chapter 2](02-model-families.md), chapters [4](04-tokens.md) and [5](05-tools.md).\n"
+    "The [KV cache](../glossary.md#kv-cache) is kept; the KV cache grows.\n\n"
+    "```text\nchapter 9 inside a fence is not a reference, nor is the KV cache\n```\n"
+    + CHAPTER_TAIL
+)
+
+
+def glossary_terms():
+    conventions = load_conventions()
+    terms, errors = conventions.parse_glossary((ROOT / "docs/glossary.md").read_text("utf-8"))
+    assert errors == [] and terms
+    return conventions, terms
+
+
+def test_a_good_chapter_passes_every_convention():
+    conventions, terms = glossary_terms()
+    where = "docs/chapters/03-x.md"
+    assert conventions.check_page("chapters/03-x.md", GOOD_CHAPTER, where, terms) == []
+
+
+@pytest.mark.parametrize(
+    "bad,expected",
+    [
+        (
+            GOOD_CHAPTER.replace("[chapter 2](02-model-families.md)", "chapter 2"),
+            "'chapter 2' is plain",
+        ),
+        (GOOD_CHAPTER.replace("[5](05-tools.md)", "5"), "is plain text"),
+        (
+            GOOD_CHAPTER.replace("[KV cache](../glossary.md#kv-cache)", "KV cache"),
+            "'KV cache' is explained in chapter 8",
+        ),
+        (GOOD_CHAPTER.replace("![The loop](../assets/figures/loop.svg)", ""), "no figure"),
+        (GOOD_CHAPTER.replace("## Exercises", "## Questions"), "must end with a '## Exercises'"),
+        (GOOD_CHAPTER.replace("3. Three.\n", ""), "holds 2 numbered items, not 3 to 5"),
+        (GOOD_CHAPTER + "\n## Later\n\nText.\n", "must end with a '## Exercises'"),
+        (
+            GOOD_CHAPTER.replace("1. One.\n", '1. One?\n    ??? note "Answer"\n\n        Yes.\n'),
+            "put a blank line before '??? note \"Answer\"'",
+        ),
+    ],
+)
+def test_each_convention_fails_on_a_bad_chapter(bad, expected):
+    conventions, terms = glossary_terms()
+    errors = conventions.check_page("chapters/03-x.md", bad, "docs/chapters/03-x.md", terms)
+    assert any(expected in e for e in errors), errors
+    assert all(e.startswith("docs/chapters/03-x.md") for e in errors)
+
+
+def test_a_term_explained_later_needs_no_link_from_its_own_chapter_on():
+    conventions, terms = glossary_terms()
+    plain = GOOD_CHAPTER.replace("[KV cache](../glossary.md#kv-cache)", "KV cache")
+    assert conventions.check_page("chapters/08-x.md", plain, "docs/chapters/08-x.md", terms) == []
+
+
+def test_the_glossary_feeds_the_hover_text():
+    conventions, terms = glossary_terms()
+    hover = conventions.glossary_terms(terms)
+    kv = next(t for t in terms if t.id == "kv-cache")
+    assert kv.chapter == 8 and hover["KV cache"] == kv.definition and "`" not in kv.definition
+    # Every entry names a chapter that exists.
+    numbers = {int(p.name[:2]) for p in (ROOT / "docs/chapters").glob("[0-9][0-9]-*.md")}
+    assert {t.chapter for t in terms} <= numbers
+
+
+def test_a_chapter_without_figure_or_exercises_fails_the_build(tmp_path):
+    project = copy_project(tmp_path / "book")
+    (project / FIXTURE).write_text(
+        "# Fixture\n\nAs chapter 3 says, the KV cache grows.\n", encoding="utf-8"
+    )
+    result = build(project, tmp_path / "site")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert f"{FIXTURE}:3: 'chapter 3' is plain text" in out, out
+    assert f"{FIXTURE}: no figure" in out and f"{FIXTURE}: the chapter must end with" in out, out
+
+
+def test_figures_are_inlined_and_every_module_is_in_the_reference(site):
+    html = page(site, chapter1(ROOT / "docs"))
+    assert '<figure class="agentloop-figure" id="figure-loop"><svg' in html
+    assert 'src="../../assets/figures/loop.svg"' not in html
+    assert "<abbr" in html  # the glossary's hover text
+    # The exercises' answers are folded away, one per answer.
+    exercises = html.split('id="exercises"', 1)[1]
+    assert exercises.count('<details class="note"') == exercises.count("<li>") >= 3
+    reference = (site / "reference/index.html").read_text(encoding="utf-8")
+    for file in ROOT.joinpath("agentloop").rglob("*.py"):
+        module = ".".join(file.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        if "__pycache__" in file.parts or module.endswith("__main__"):
+            continue
+        assert f'id="{module}"' in reference, module
+    # A listing links to its module's entry.
+    assert 'href="../../reference/#agentloop.events"' in html
+
+
+def test_a_term_hovers_at_its_first_appearance_only_and_never_in_a_heading():
+    conventions = load_conventions()
+    kv = '<abbr title="The cache.">KV cache</abbr>'
+    html = f"<h2>The {kv}</h2><p>A {kv} grows; the {kv} is kept.</p>"
+    assert (
+        conventions.first_abbr_only(html)
+        == f"<h2>The KV cache</h2><p>A {kv} grows; the KV cache is kept.</p>"
+    )

@@ -442,3 +442,58 @@ def test_ch15_repeated_call_is_caught():
     assert not any(t.get("forced") for t in only(evs, "token"))
     assert only(evs, "tool_call")[0]["args"] == only(evs, "tool_call")[1]["args"]
     assert evs[-1]["stop_reason"] == "final" and first["output"].strip() in evs[-1]["final"]
+
+
+def test_ch08_the_numbers_in_the_text_are_the_recordings():
+    evs = recording("ch08")
+    assert json.loads((RUNS / "ch08.spec.json").read_text())["question"] == "What is 48213 * 9127?"
+    (pre1,), (pre2,) = only(evs, "prefill")[:1], only(evs, "prefill")[1:2]
+    out1 = only(evs, "model_end")[0]["n_tokens"]
+    text = " ".join(chapter("08").read_text(encoding="utf-8").split())
+    assert (
+        pre2["reused"] == pre1["n_tokens"] + out1 - 1
+    )  # the reply's last token was never fed back
+    for claim in (
+        f"step 1's prompt has {pre1['n_tokens']} tokens",
+        f"writes {out1} tokens",
+        f"Step 2's prompt has {pre2['n_tokens']} tokens",
+        f"Its first {pre2['reused']} are step 1's prompt and the first {out1 - 1} tokens",
+        f"computes {pre2['n_tokens'] - pre2['reused']} tokens",
+        f"It took {pre2['ms']:.1f} ms, against {pre1['ms']:.1f} ms",
+    ):
+        assert claim in text, claim
+
+
+def test_ch09_the_run_shows_sampling_as_the_chapter_says():
+    evs = recording("ch09-run")
+    settings = only(evs, "run_start")[0]["settings"]
+    tokens = only(evs, "token")
+    below = [t for t in tokens if t["rank"] > 1]
+    unsure = [t for t in tokens if t["p_sampled"] is not None and t["p_sampled"] < 0.9]
+    text = " ".join(chapter("09").read_text(encoding="utf-8").split())
+    assert settings["temperature"] > 1 and settings["top_k"] == 0 and settings["top_p"] == 1.0
+    (drawn,) = below  # the chapter describes one draw below rank 1
+    whole = [t for t in tokens if t["kept"] == 2074]  # the tiny vocabulary, all of it
+    assert (
+        f"`kept` is the whole vocabulary, 2,074, for {len(whole)} of its {len(tokens)} tokens, "
+        f"and at least {min(t['kept'] for t in tokens):,} for the others"
+    ) in text
+    assert (
+        f"only {['one', 'two', 'three', 'four', 'five'][len(unsure) - 1]} tokens were drawn" in text
+    )
+    assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3f}" in text
+    assert f"Rank {drawn['rank']} and `p_sampled` {drawn['p_sampled']:.3f}" in text
+    assert evs[-1]["final"] in text
+
+
+@pytest.mark.parametrize("name", ["ch12-thinking-gemma", "ch12-thinking-qwen"])
+def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name):
+    evs = recording(name)
+    assert not specs()[name].get("forced") and not any(t.get("forced") for t in only(evs, "token"))
+    thought = "".join(
+        t["text"] for t in only(evs, "token") if t["step"] == 1 and t["channel"] == "thought"
+    )
+    assert "This needs 48213 * 9127; I will run Python." in thought
+    assert "This needs 48213 * 9127; I will run Python." in chapter("12").read_text(
+        encoding="utf-8"
+    )

@@ -33,6 +33,8 @@ PACKAGES = ("agentloop", "demo_server")
 LANGS = {".py": "python", ".ts": "typescript"}
 # Folder (inside docs_dir) of the generated source pages.
 SOURCE_DIR = "source"
+# The API reference page (mkdocstrings), which every listing of a Python object links to.
+REFERENCE_PAGE = "reference.md"
 # Line anchors on source pages are #L<n>; anchor() is the one place that spells it.
 ANCHOR_PREFIX = "L"
 
@@ -281,7 +283,12 @@ def render_quote(
         )
     out = [f"{fence}{source.lang} {' '.join(attrs)}", *code, fence, ""]
     target = link_to(page_src_uri, span.path, span.first)
-    out.append(f'[source]({target} "{span.path}:{span.first}"){{ .agentloop-quote-src }}')
+    links = f'[source]({target} "{span.path}:{span.first}"){{ .agentloop-quote-src }}'
+    if source.module and not source.module.endswith(".__main__"):
+        # The module's entry in the API reference, whose heading id is the dotted name (mkdocstrings).
+        reference = posixpath.relpath(REFERENCE_PAGE, posixpath.dirname(page_src_uri) or ".")
+        links += f" [API]({reference}#{source.module}){{ .agentloop-quote-src }}"
+    out.append(links)
     return [indent + line if line else line for line in out]
 
 

@@ -1,0 +1,66 @@
+"""Every figure of the book, in Debian's Chromium on the built book at a 1280 px window: inlined in its page (so
+its text takes the page's colour), with no label drawn smaller than 12 px and none outside the figure, light and
+dark. Screenshots of each, light and dark, go to test-artifacts/ for a person to look at."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+# The built book on a static server, as chapter pages are read in the layout test.
+from tests.test_layout import base  # noqa: F401, F811
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+SMALLEST_PX = 12
+FIGURE = re.compile(r"!\[[^\]]*\]\((?:\.\./)*assets/figures/([\w.-]+)\.svg\)")
+
+MEASURE = """([name, smallest]) => {
+    const svg = document.querySelector(`#figure-${name} svg`);
+    if (!svg) return {missing: true};
+    const box = svg.getBoundingClientRect();
+    const scale = box.width / svg.viewBox.baseVal.width;
+    const texts = [...svg.querySelectorAll('text')];
+    const small = texts.map((t) => parseFloat(getComputedStyle(t).fontSize) * scale)
+        .filter((px) => px < smallest - 0.01);
+    const outside = texts.filter((t) => {
+        const r = t.getBoundingClientRect();
+        return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
+    }).map((t) => t.textContent);
+    const colour = getComputedStyle(texts[0]).fill;
+    const page = getComputedStyle(document.querySelector('.md-typeset')).color;
+    return {missing: false, texts: texts.length, small, outside, colour, page, width: box.width};
+}"""
+
+
+def pages_with_figures() -> list[tuple[str, str]]:
+    """(page URL, figure name) for every figure each page shows, from the Markdown."""
+    out = []
+    for md in sorted((ROOT / "docs").rglob("*.md")):
+        rel = md.relative_to(ROOT / "docs").with_suffix("").as_posix()
+        url = "" if rel == "index" else f"{rel}/"
+        for name in FIGURE.findall(md.read_text(encoding="utf-8")):
+            out.append((url, name))
+    return out
+
+
+@pytest.mark.parametrize("url,name", pages_with_figures())
+def test_the_figure_reads_at_the_page_width_in_light_and_dark(base, browser, url, name):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{base}/{url}")
+    ARTIFACTS.mkdir(exist_ok=True)
+    where = url.strip("/").replace("/", "-") or "index"
+    for scheme, shade in (("default", "light"), ("slate", "dark")):
+        page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        found = page.evaluate(MEASURE, [name, SMALLEST_PX])
+        assert not found["missing"], f"{name} is not inlined on /{url}"
+        assert found["texts"] and found["small"] == [], found
+        assert found["outside"] == [], found
+        # currentColor: the labels are the page's own text colour, in either scheme.
+        assert found["colour"] == found["page"], found
+        page.locator(f"#figure-{name}").screenshot(
+            path=str(ARTIFACTS / f"figure-{where}-{name}-{shade}.png")
+        )
+    page.close()
