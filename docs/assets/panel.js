@@ -443,7 +443,8 @@ class Panel {
     // The settings, folded to one line that names the ones that matter most; it opens to all.
     const folded = el("details", "al-form-settings");
     const foldedLine = el("summary", "al-form-settings-line");
-    folded.append(foldedLine);
+    const foldedBody = el("div", "al-form-settings-body"); // a <details> cannot lay out as flex
+    folded.append(foldedLine, foldedBody);
     const inputs = {};
     const kept = rememberedSettings(); // this page's last run, over the server's defaults
     const start = (key, type) => (typeof kept[key] === type ? kept[key] : defaults[key]);
@@ -466,17 +467,17 @@ class Panel {
       }
       inputs[s.key] = input;
       if (s.needs) label.dataset.needs = s.needs;
-      folded.append(label);
+      foldedBody.append(label);
     }
     this.inputs = inputs;
     const harness = harnessControls(this.root, defaults);
-    folded.append(harness.box);
+    foldedBody.append(harness.box);
     const offered = Array.isArray(status.tools) ? status.tools : [];
     const tools = toolsChecklist(
       offered,
       Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
     );
-    if (offered.length) folded.append(tools.element);
+    if (offered.length) foldedBody.append(tools.element);
     form.append(folded);
     this.foldedLine = foldedLine;
     form.addEventListener("input", () => this.sayFoldedSettings());
@@ -902,6 +903,7 @@ class Panel {
         input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
       else input.value = typeof defaults[s.key] === "number" ? String(defaults[s.key]) : "";
     }
+    this.sayFoldedSettings();
   }
 
   showGone() {

@@ -38,7 +38,7 @@ function fillPopover(box, ev, mtp) {
   box.append(head);
   const facts = el("table", "al-pop-facts");
   row(facts, ["id", fmtNum(ev.id)]);
-  row(facts, [t("pop.channel"), ev.channel ? t(`ch.${ev.channel}`) : "—"]);
+  row(facts, [t("pop.channel"), CHANNELS.includes(ev.channel) ? t(`ch.${ev.channel}`) : ev.channel || "—"]);
   row(facts, ["p", fmtP(ev.p)]);
   row(facts, ["logprob", fmtLogprob(ev.logprob)]);
   // A server that tells ranks only inside its top N (vLLM's /v1/completions) sends rank null and
@@ -123,6 +123,8 @@ const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
 const TAB_EVENTS = new Set(["run_start", "context", "prefill", "model_end"]);
 // What a step's timeline draws whatever data-show says: its phases and their ms.
 const TIMELINE_EVENTS = new Set(["prefill", "model_end", "tool_result"]);
+// The channels of events.py's CHANNELS, each named in the string table (ch.<name>).
+const CHANNELS = ["content", "thought", "tool_call", "control"];
 // The roles of a conversation in the order the context bar draws them (its colours are
 // panel.css's .al-role-<role>); a role not listed here comes after them.
 const ROLES = ["system", "user", "assistant", "tool"];
@@ -609,6 +611,7 @@ export class Renderer {
     this.commit(st);
     const seg = el("div", `al-seg al-ch-${ch.replace(/[^a-z_]/gi, "")}`);
     seg.dataset.channel = ch;
+    seg.dataset.label = CHANNELS.includes(ch) ? t(`ch.${ch}`) : ch; // drawn by panel.css
     this.stream(st).append(seg);
     st.seg = seg;
     st.segChannel = ch;
