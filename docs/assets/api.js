@@ -5,7 +5,7 @@
    replays only, and nothing here sends a request to /api. Leaves out: retries, and any path the
    server did not list. */
 
-import { t, translate } from "./i18n.js";
+import { t, tableError } from "./i18n.js";
 
 export const TOKEN_HEADER = "X-Agentloop-Token"; // required on every POST
 const TOKEN_META = "agentloop-token"; // <meta name="agentloop-token" content="...">
@@ -60,17 +60,7 @@ export function parseEvent(data) {
   }
 }
 
-// An error event from a key of the string table, in both languages (the renderer shows the one
-// the reader chose, and still has the other should the reader switch).
-export function tableError(key, vars) {
-  const message = {};
-  for (const [field, code] of [
-    ["en", "en"],
-    ["zh", "zh-Hant"],
-  ])
-    message[field] = translate(key, vars, code);
-  return { type: "error", message };
-}
+
 
 // An Error for a refused request, carrying the server's `error` event: {type: "error", message:
 // {en, zh}}.

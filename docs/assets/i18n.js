@@ -362,6 +362,7 @@ export const STRINGS = {
   "run.steps": { en: "steps", "zh-Hant": "步數" },
   "run.final": { en: "Final answer", "zh-Hant": "最終答案" },
   "error.title": { en: "Error", "zh-Hant": "錯誤" },
+  "render.failed": { en: "Cannot draw a {type} event: {err}", "zh-Hant": "無法顯示 {type} 事件：{err}" },
   "error.detail": { en: "detail", "zh-Hant": "細節" },
 
   // stages.js: the stage panels
@@ -576,6 +577,15 @@ export function translate(key, vars, code) {
   return text.replace(/\{(\w+)\}/g, (whole, name) =>
     vars[name] === undefined || vars[name] === null ? whole : String(vars[name]),
   );
+}
+
+// An error event from a key of the table, in both languages as the server's errors are ({en, zh}):
+// the renderer shows the one the reader chose, and still has the other after a switch.
+export function tableError(key, vars) {
+  return {
+    type: "error",
+    message: { en: translate(key, vars, "en"), zh: translate(key, vars, "zh-Hant") },
+  };
 }
 
 // A text the server sent in both languages, {en, zh}: the one the reader chose (the other when it

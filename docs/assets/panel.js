@@ -21,12 +21,11 @@ import {
   parseEvent,
   postJSON,
   probeServer,
-  tableError,
   url,
 } from "./api.js";
 import { asText, codeText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
 import { harnessControls } from "./harness.js";
-import { lang, onLang, pick, t } from "./i18n.js";
+import { lang, onLang, pick, t, tableError } from "./i18n.js";
 import { askedTurn, hidePopover, Renderer, wireTokens } from "./render.js";
 import { rememberedSettings, rememberSettings, toolsChecklist } from "./settings.js";
 import { serverStatus } from "./status.js";

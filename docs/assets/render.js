@@ -4,7 +4,7 @@
    while drawing, and HTML from event text (everything goes in through textContent). */
 
 import { asText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
-import { lang, pick, t } from "./i18n.js";
+import { lang, pick, t, tableError } from "./i18n.js";
 
 // The one shared popover: built once, filled when a token is hovered, focused or clicked.
 
@@ -354,9 +354,7 @@ export class Renderer {
       try {
         this.draw(ev, open);
       } catch (err) {
-        this.drawError({
-          message: { en: `Cannot draw a ${ev.type} event: ${err}`, zh: `無法顯示 ${ev.type} 事件：${err}` },
-        });
+        this.drawError(tableError("render.failed", { type: ev.type, err }));
       }
     }
     for (const st of open) this.commit(st);

@@ -6,8 +6,8 @@
    it up again from its first event. Leaves out: drawing (the panels do), and runs (each panel
    follows its own). */
 
-import { getJSON, openEvents, parseEvent, postJSON, tableError, url } from "./api.js";
-import { t } from "./i18n.js";
+import { getJSON, openEvents, parseEvent, postJSON, url } from "./api.js";
+import { t, tableError } from "./i18n.js";
 
 const STATUS_POLL_MS = 3000; // how often a visible live page asks GET status
 const MENU_STALE_MS = 10000; // the model menu is asked again when opened after this long
