@@ -180,6 +180,7 @@ def test_pick_load_and_every_tab_follows(book, browser):
         recorded = json.loads(
             (ROOT / "docs/chapters/runs/chapter1.jsonl").read_text().splitlines()[0]
         )["settings"]
+        panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
         panel.locator('input[name="temperature"]').fill("4.5")
         select.select_option("tiny-gemma4")
         desc = menu.locator(".al-model-desc").inner_text()
