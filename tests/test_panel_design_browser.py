@@ -317,6 +317,49 @@ def test_settings_fold_to_one_line_and_try_this_fills_the_form(server, browser):
     page.close()
 
 
+CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))
+OVERFLOW = """() => [...document.querySelectorAll('.agentloop-panel, .agentloop-stage')]
+    .filter((p) => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
+    .map((p) => `${p.className}: ${p.scrollWidth} > ${p.clientWidth}`)"""
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_every_chapters_panels_live_in_both_languages_and_schemes(server, browser, stem):
+    # Each chapter as a reader meets it live: its first loop panel runs its own question (or the
+    # toy's first example), then every panel is photographed in English and Chinese, light and
+    # dark, and none overflows the column at 1280 px.
+    page = open_page(browser, f"{server.url}/chapters/{stem}/", height=1000)
+    panels = [p for p in page.locator(".agentloop-panel, .agentloop-stage").all() if p.is_visible()]
+    if not panels:
+        pytest.skip(f"{stem} has no panel")
+    loop = [p for p in panels if "agentloop-panel" in (p.get_attribute("class") or "")]
+    if loop and loop[0].get_attribute("data-harness") != "pi":
+        panel = loop[0]
+        panel.locator("button.al-run").wait_for(timeout=30000)
+        question = (
+            panel.get_attribute("data-question")
+            or panel.locator("button.al-example").first.inner_text()
+        )
+        run_live(panel, question)
+        panel.locator(".al-run-end").wait_for(timeout=180000)
+    page.wait_for_timeout(300)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for lang in ("en", "zh-Hant"):
+        if lang != "en":
+            page.locator("select.al-lang").first.select_option(lang)
+            page.wait_for_timeout(500)
+        assert page.evaluate(OVERFLOW) == []
+        for scheme, name in (("default", "light"), ("slate", "dark")):
+            page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+            for i, p in enumerate(panels):
+                if p.is_visible():
+                    p.screenshot(path=str(ARTIFACTS / f"{stem}-live-{i + 1}-{lang}-{name}.png"))
+    if loop and loop[0].get_attribute("data-harness") != "pi":
+        assert latin_words(loop[0]) == set()
+    assert not page.problems, page.problems
+    page.close()
+
+
 def test_mtp_rounds_show_what_was_guessed_kept_and_turned_down(server, browser):
     c = Client(server.url)
     assert c.post("/api/models/load", {"model": "agent-gemma4"}).status_code == 202

@@ -470,14 +470,15 @@ class Panel {
     }
     this.inputs = inputs;
     const harness = harnessControls(this.root, defaults);
-    foldedBody.append(harness.box);
+    // Chapter 16's panels (data-harness) are about the harness: its switch stays in view.
+    (this.root.dataset.harness ? form : foldedBody).append(harness.box);
     const offered = Array.isArray(status.tools) ? status.tools : [];
     const tools = toolsChecklist(
       offered,
       Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
     );
     if (offered.length) foldedBody.append(tools.element);
-    form.append(folded);
+    form.insertBefore(folded, this.root.dataset.harness ? harness.box : null);
     this.foldedLine = foldedLine;
     form.addEventListener("input", () => this.sayFoldedSettings());
     form.addEventListener("change", () => this.sayFoldedSettings());

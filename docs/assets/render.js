@@ -515,9 +515,9 @@ export class Renderer {
     const prompt = typeof ev.prompt === "string" ? ev.prompt : asText(ev.prompt);
     const from = Math.max(0, Math.min(prompt.length, Number(ev.added_from) || 0));
     kv(facts, t("ctx.new"), t("ctx.chars", { n: fmtNum(prompt.length - from) }));
+    if (byRole) s.append(roleBar(ev).meter); // the share of each role, at a glance, in the line
     s.append(facts);
     d.append(s);
-    if (byRole) d.append(roleBar(ev).meter);
     // The prompt can be long: it is put in the page only when the reader opens it.
     d.addEventListener("toggle", () => {
       if (!d.open || d._built) return;
