@@ -345,7 +345,7 @@ export const STRINGS = {
   "perm.unanswered": { en: "Not answered: the run ended first.", "zh-Hant": "未回答：執行先結束了。" },
   "perm.approved_auto": {
     en: "Approved automatically (auto-approve)",
-    "zh-Hant": "已自動核准（自動核准）",
+    "zh-Hant": "已自動核准（勾選了自動核准）",
   },
   "perm.approved_reader": { en: "Approved by the reader", "zh-Hant": "讀者已核准" },
   "perm.approved_other": { en: "Approved by {by}", "zh-Hant": "由 {by} 核准" },
