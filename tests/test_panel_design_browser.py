@@ -19,6 +19,7 @@ import pytest
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from tests.conftest import CHROMIUM, build_book
+from tests.test_panel_live_browser import chapter
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -31,10 +32,6 @@ LATIN_NAMES = {
     "run_python", "list_files", "read_file", "Qwen3", "Gemma", "English", "JSON", "Lines", "HTTP",
     "GET", "POST", "data", "replay", "make", "serve", "site", "open", "models",
 }  # fmt: skip
-
-
-def chapter(base: str, number: str) -> str:
-    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(f'{number}-*.md')).stem}/"
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
    textContent, never as HTML. Leaves out: templates, and any state (nothing here remembers anything
    between calls). */
 
-import { langSwitch, t } from "./i18n.js";
+import { lang, langSwitch, t } from "./i18n.js";
 
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -131,6 +131,7 @@ export function statusBar(prefix, badgeClass) {
   const badge = el("span", badgeClass, "…");
   const status = el("span", `${prefix}-status`, t("bar.looking"));
   bar.append(badge, status, langSwitch());
+  bar.lang = lang(); // the panel's words are in the reader's language; its data keeps its own
   return { bar, badge, status };
 }
 
