@@ -1,7 +1,7 @@
 """The one event vocabulary: every stage of a run is one of these, as a JSON object whose `type` is its name.
 
-The backends yield `prefill`, `token` and `done`; the harnesses pass those on with the step number (`done`
-becomes `model_end`) and add the rest. The demo server streams them as Server-Sent Events, the panels draw
+The backends yield `prefill`, `token` (with MTP, each round's `draft` before its tokens) and `done`; the
+harnesses pass those on with the step number (`done` becomes `model_end`) and add the rest. The demo server streams them as Server-Sent Events, the panels draw
 them, the recorded runs in docs/ are them saved as JSON Lines, and the tests check them against this table.
 A model load's events (load_start … ready) are in the same table: the demo server streams them the same way.
 A run's events, replayed in order, draw exactly what the live run drew.
