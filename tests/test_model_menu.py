@@ -604,3 +604,26 @@ def test_what_runs_the_model_switch_lists_that_backends_models_and_every_tab_fol
     finally:
         context.close()
         server.shutdown()
+
+
+def test_a_folders_examples_are_read_only_when_they_have_the_shape_the_panel_draws(tmp_path):
+    from demo_server.menu import model_examples
+
+    assert model_examples(str(tmp_path)) is None  # no examples.json
+    path = tmp_path / "examples.json"
+    good = {
+        "note": {"en": "A toy.", "zh": "玩具。"},
+        "questions": [
+            {"kind": "arithmetic", "en": "What is 2 * 3?", "expect": "6"},
+            {"kind": "units"},  # no question: left out
+            "not a question",
+        ],
+    }
+    path.write_text(json.dumps(good), encoding="utf-8")
+    assert model_examples(str(tmp_path)) == {
+        "note": good["note"],
+        "questions": [{"kind": "arithmetic", "en": "What is 2 * 3?", "expect": "6"}],
+    }
+    for bad in ("{not json", json.dumps({"note": "no languages", "questions": []}), "[]"):
+        path.write_text(bad, encoding="utf-8")
+        assert model_examples(str(tmp_path)) is None
