@@ -78,6 +78,8 @@ def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
     # Each replayed panel, light and dark (Material's slate scheme), in English and in Chinese (the
     # switch draws every panel again, to where it was), for a person to look at.
     ARTIFACTS.mkdir(exist_ok=True)
+    page.add_style_tag(content=".md-header { display: none; }")  # it would cover tall panels' shots
+    page.mouse.move(0, 0)  # no token hovered: no popover in the shots
     for lang in ("en", "zh-Hant"):
         if lang != "en" and page.locator("select.al-lang").count():
             page.locator("select.al-lang").first.select_option(lang)
