@@ -182,10 +182,10 @@ class Panel {
       this.resumeAt = this.pos || 0;
       this.startReplay(this.found || { mode: "replay" });
     } else if (this.mode === "live") {
-      const question = this.form ? this.form.elements.question.value : "";
-      const values = this.formValues();
+      const question = this.form ? this.form.elements.question.value : null;
+      const values = this.form ? this.formValues() : null;
       this.startLive(serverStatus.status || {}, values);
-      this.form.elements.question.value = question;
+      if (question !== null) this.form.elements.question.value = question;
       this.redrawTurns();
     }
   }
