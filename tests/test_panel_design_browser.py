@@ -265,6 +265,34 @@ def test_the_live_panel_in_chinese_runs_the_readers_question_and_shows_errors_in
     page.close()
 
 
+def test_a_switch_mid_conversation_draws_its_turns_again_and_the_next_question_follows_up(
+    server, browser
+):
+    page = open_page(browser, chapter(server.url, "01"))
+    panel = page.locator(".agentloop-panel").first
+    panel.locator("button.al-run").wait_for(timeout=30000)
+    run_live(panel, "What is 48213 * 9127?")
+    panel.locator(".al-run-end").wait_for(timeout=120000)
+    final = panel.locator(".al-final").inner_text()
+    panel.locator("select.al-lang").select_option("zh-Hant")
+    panel.locator(".al-run-end").wait_for()
+    # The same turn, drawn again in Chinese: the question, the steps and the answer.
+    assert panel.locator(".al-turn").count() == 1
+    assert panel.locator(".al-asked-text").inner_text() == "What is 48213 * 9127?"
+    assert panel.locator(".al-final").inner_text() == final and "執行結束" in panel.inner_text()
+    assert panel.locator("button.al-new-conversation").is_enabled()
+    # The conversation goes on: the next question is its second turn.
+    panel.locator("textarea.al-question").fill("How many r's are in the word strawberry?")
+    panel.locator("button.al-run").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.agentloop-panel .al-run-end').length === 2",
+        timeout=120000,
+    )
+    assert panel.locator(".al-turn").count() == 2
+    assert not page.problems, page.problems
+    page.close()
+
+
 def test_the_model_is_said_and_its_examples_fill_the_question_box(server, browser):
     examples = json.loads((ROOT / "models" / "agent-qwen3_5" / "examples.json").read_text())
     assert Client(server.url).status()["examples"] == examples
