@@ -1,7 +1,7 @@
 """The one event vocabulary: every stage of a run is one of these, as a JSON object whose `type` is its name.
 
-The backends yield `prefill`, `token` and `done`; the harnesses pass those on with the step number (`done`
-becomes `model_end`) and add the rest. The demo server streams them as Server-Sent Events, the panels draw
+The backends yield `prefill`, `token` (with MTP, each round's `draft` before its tokens) and `done`; the
+harnesses pass those on with the step number (`done` becomes `model_end`) and add the rest. The demo server streams them as Server-Sent Events, the panels draw
 them, the recorded runs in docs/ are them saved as JSON Lines, and the tests check them against this table.
 A model load's events (load_start … ready) are in the same table: the demo server streams them the same way.
 A run's events, replayed in order, draw exactly what the live run drew.
@@ -29,6 +29,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "context_length",
         "roles",
     ),
+    # MTP (chapter 10): one round of the drafter, sent before the tokens it yields. `guessed`: its
+    # guesses [{id, piece, text}] for the tokens from `index` on; `kept`: how many the model agreed
+    # with, in order (guessed[kept], if any, was turned down and the model's own pick took its place).
+    "draft": ("step", "index", "guessed", "kept"),
     # pi's request to its provider, as JSON (the pi harness); `added_from`: the first message new this step.
     "request": ("step", "payload"),
     # From the backend: the prompt's forward pass, then one event per generated token. Of the
@@ -81,6 +85,12 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 OPTIONAL: dict[str, tuple[str, ...]] = {
+    # question: the reader's question this run answers (a replay draws it as the reader's turn).
+    "run_start": ("question",),
+    # role_tokens: of the prompt's n_tokens, how many each role's messages take ({"system": 120, …};
+    # the opened reply the template adds at the end counts as the assistant's). Optional only for
+    # recordings made before it (ch11's, recorded against vLLM); every harness sends it.
+    "context": ("role_tokens",),
     # rank_beyond: the rank is None because the token is not among the top N the server reported (vLLM's
     # /v1/completions tells ranks only inside its top 5).
     "request": ("added_from",),
@@ -95,7 +105,7 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
 COMMON = ("t_ms", "src")
 
 # What generate() yields, before the harness adds the step: the same from every backend.
-BACKEND_EVENTS = ("prefill", "token", "done")
+BACKEND_EVENTS = ("prefill", "token", "draft", "done")
 DONE_FIELDS = ("finish", "stop_piece", "n_tokens", "decode_ms", "tok_per_s", "mtp", "raw")
 FINISH_REASONS = ("stop_token", "max_new_tokens", "user_stopped")
 STOP_REASONS = ("final", "max_steps", "format_errors", "time_limit", "user_stopped", "error")

@@ -46,6 +46,25 @@ def model_specs(backend) -> dict:
     }
 
 
+def model_examples(ref: str) -> dict | None:
+    """The model folder's examples.json, {"note": {en, zh}, "questions": [{kind, en, zh?, …}, …]}: what
+    the live panel says of the model beside its question box, and the questions it offers (a question
+    without a kind and an en is left out; other fields, such as an expected answer, pass through).
+    None when the folder has none, or one that is not of that shape (the panel then offers none)."""
+    path = Path(ref) / "examples.json"
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    note = found.get("note") if isinstance(found, dict) else None
+    questions = found.get("questions") if isinstance(found, dict) else None
+    texts = lambda d, keys: all(isinstance(d.get(k), str) for k in keys)  # noqa: E731
+    if not (isinstance(note, dict) and texts(note, ("en", "zh")) and isinstance(questions, list)):
+        return None
+    kept = [q for q in questions if isinstance(q, dict) and texts(q, ("kind", "en"))]
+    return {"note": {"en": note["en"], "zh": note["zh"]}, "questions": kept}
+
+
 def model_menu() -> list[dict]:
     """The checkpoints in models/ (tiny-*, agent-*) and the real models, each with its family, size and a
     description in English and Chinese; the default model (paths.DEFAULT_MODEL) first, marked `default: true`."""

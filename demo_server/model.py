@@ -41,6 +41,7 @@ class CurrentModel:
         self.backend = None
         self.name: str | None = None  # as the menu and run_start name it
         self.specs: dict | None = None
+        self.examples: dict | None = None  # the model folder's examples.json (menu.model_examples)
         self.error: dict | None = None  # why the last load failed, while no model is loaded
         self.run: Run | None = None  # the run using the model now
         self.runs: OrderedDict[str, Run] = OrderedDict()
@@ -74,6 +75,7 @@ class CurrentModel:
                     b and b.drafter_id()
                 ),  # a drafter exists: the panels offer the MTP switch
                 "specs": self.specs,
+                "examples": self.examples,
                 "error": self.error,
             }
 
@@ -229,12 +231,14 @@ class CurrentModel:
         with self._model_lock:
             with self._lock:
                 old, self.backend, self.name, self.specs = self.backend, None, None, None
+                self.examples = None
             if old is not None:
                 old.unload()
         backend = self.backends.open(kind, name, ref)
-        specs = menu.model_specs(backend)
+        specs, examples = menu.model_specs(backend), menu.model_examples(ref)
         with self._lock:
             self.backend, self.name, self.specs, self.error = backend, name, specs, None
+            self.examples = examples
             self.loading = False
         return backend
 

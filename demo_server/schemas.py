@@ -224,6 +224,11 @@ class Status(BaseModel):
         description="From config.json: layers and their types, hidden size, "
         "heads, kv heads, vocabulary, context length, parameters."
     )
+    examples: dict[str, Any] | None = Field(
+        None,
+        description="The model folder's examples.json: {note: {en, zh}, questions: [{kind, en, "
+        "zh?}]}, what the panel says of the model and the questions it offers; null without one.",
+    )
     error: dict[str, str] | None = Field(
         description="Why the last load failed, while no model is loaded."
     )

@@ -77,6 +77,17 @@ def test_approved_call_runs_and_the_answer_uses_its_result(backend, tmp_path):
     assert first["added_from"] == 0 and 0 < second["added_from"] <= len(first["prompt"])
     assert "18446744073709551616" in second["prompt"][second["added_from"] :]
     assert second["roles"] == {"system": 1, "user": 1, "assistant": 1, "tool": 1}
+    # Per role, the tokens its messages take: they add up to the prompt's, the tool's part holds
+    # its result, and step 2 adds to the assistant's and the tool's share only.
+    assert only(evs, "run_start")[0]["question"] == "What is 2**64?"  # a replay draws it
+    for ctx in (first, second):
+        assert sum(ctx["role_tokens"].values()) == ctx["n_tokens"]
+    assert set(first["role_tokens"]) == {"system", "user", "assistant"}
+    assert set(second["role_tokens"]) == {"system", "user", "assistant", "tool"}
+    assert second["role_tokens"]["system"] == first["role_tokens"]["system"] > 20
+    assert second["role_tokens"]["user"] == first["role_tokens"]["user"]
+    assert second["role_tokens"]["tool"] >= backend.encode("18446744073709551616").n_tokens
+    assert second["role_tokens"]["assistant"] > first["role_tokens"]["assistant"]
     tokens = only(evs, "token")
     assert all(t["step"] in (1, 2) for t in tokens) and tokens[0]["index"] == 0
 

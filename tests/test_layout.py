@@ -1,7 +1,8 @@
 """Every chapter at a 1280 px window, in Debian's Chromium on the built book: no panel overflows its column
 horizontally (after drawing its whole recorded run), and every listing whose lines are at most the package's
 line length (100, pyproject.toml) shows them without scrolling (issue 12, item 9: docs/assets/layout.css).
-Screenshots of each replayed panel, light and dark, go to test-artifacts/."""
+Screenshots of each replayed panel, light and dark, English and Chinese, go to test-artifacts/ (the live
+ones: tests/test_panel_design_browser.py)."""
 
 from __future__ import annotations
 
@@ -60,12 +61,21 @@ def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
     page.wait_for_timeout(300)
     found = page.evaluate(MEASURE, LINE_LENGTH)
     assert found == {"panels": [], "listings": []}, found
-    # Each replayed panel, light and dark (Material's slate scheme), for a person to look at.
+    # Each replayed panel, light and dark (Material's slate scheme), in English and in Chinese (the
+    # switch draws every panel again, to where it was), for a person to look at.
     ARTIFACTS.mkdir(exist_ok=True)
-    for scheme, name in (("default", "light"), ("slate", "dark")):
-        page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
-        for i, panel in enumerate(
-            p for p in page.locator(".agentloop-panel").all() if p.is_visible()
-        ):
-            panel.screenshot(path=str(ARTIFACTS / f"{stem}-replay-{i + 1}-{name}.png"))
+    page.add_style_tag(content=".md-header { display: none; }")  # it would cover tall panels' shots
+    page.mouse.move(0, 0)  # no token hovered: no popover in the shots
+    for lang in ("en", "zh-Hant"):
+        if lang != "en" and page.locator("select.al-lang").count():
+            page.locator("select.al-lang").first.select_option(lang)
+            page.wait_for_timeout(500)
+            found = page.evaluate(MEASURE, LINE_LENGTH)
+            assert found == {"panels": [], "listings": []}, (lang, found)
+        for scheme, name in (("default", "light"), ("slate", "dark")):
+            page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+            for i, panel in enumerate(
+                p for p in page.locator(".agentloop-panel").all() if p.is_visible()
+            ):
+                panel.screenshot(path=str(ARTIFACTS / f"{stem}-replay-{i + 1}-{lang}-{name}.png"))
     page.close()

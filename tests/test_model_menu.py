@@ -154,10 +154,12 @@ def test_pick_load_and_every_tab_follows(book, browser):
         recorded = json.loads(
             (ROOT / "docs/chapters/runs/chapter1.jsonl").read_text().splitlines()[0]
         )["settings"]
+        panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
         panel.locator('input[name="temperature"]').fill("4.5")
         select.select_option("tiny-gemma4")
         desc = menu.locator(".al-model-desc").inner_text()
-        assert "Gemma 4" in desc and "random weights" in desc and "隨機" in desc
+        # The server sends both languages; the panel shows the reader's (English here).
+        assert "Gemma 4" in desc and "random weights" in desc and "隨機" not in desc
         menu.locator("button.al-load").click()
         panel.locator(".al-status", has_text="tiny-gemma4 (gemma4)").wait_for(timeout=30000)
         assert "tiny-gemma4 is loaded" in menu.locator(".al-model-msg").inner_text()
@@ -190,7 +192,7 @@ def test_pick_load_and_every_tab_follows(book, browser):
             refusal = menu.locator(".al-model-error")
             refusal.wait_for(timeout=10000)
             text = refusal.inner_text()
-            assert "409" in text and run_id in text and "正在使用模型" in text
+            assert "409" in text and run_id in text and "正在使用模型" not in text  # English here
         finally:
             c.post(f"/api/runs/{run_id}/stop", {})
         assert not problems, problems
@@ -359,7 +361,7 @@ def test_a_load_shows_its_download_progress_then_ready_or_its_error(site, browse
         menu.locator("button.al-load").click()
         error = menu.locator(".al-model-error")
         error.wait_for(timeout=10000)
-        assert "No Hub here." in error.inner_text() and "連不上 Hub。" in error.inner_text()
+        assert "No Hub here." in error.inner_text() and "連不上 Hub。" not in error.inner_text()
         # No stream is left open: the server has ended both, and the page holds none.
         page.wait_for_timeout(300)
         assert state["loading"] is None
@@ -576,3 +578,26 @@ def test_what_runs_the_model_switch_lists_that_backends_models_and_every_tab_fol
     finally:
         context.close()
         server.shutdown()
+
+
+def test_a_folders_examples_are_read_only_when_they_have_the_shape_the_panel_draws(tmp_path):
+    from demo_server.menu import model_examples
+
+    assert model_examples(str(tmp_path)) is None  # no examples.json
+    path = tmp_path / "examples.json"
+    good = {
+        "note": {"en": "A toy.", "zh": "玩具。"},
+        "questions": [
+            {"kind": "arithmetic", "en": "What is 2 * 3?", "expect": "6"},
+            {"kind": "units"},  # no question: left out
+            "not a question",
+        ],
+    }
+    path.write_text(json.dumps(good), encoding="utf-8")
+    assert model_examples(str(tmp_path)) == {
+        "note": good["note"],
+        "questions": [{"kind": "arithmetic", "en": "What is 2 * 3?", "expect": "6"}],
+    }
+    for bad in ("{not json", json.dumps({"note": "no languages", "questions": []}), "[]"):
+        path.write_text(bad, encoding="utf-8")
+        assert model_examples(str(tmp_path)) is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from agentloop import events as events_module
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from agentloop.model_backends import model_folder
 from agentloop.model_backends.mtp import Drafter, kv_layers
@@ -93,6 +94,23 @@ def test_kept_guesses_are_marked_drafted(gemma, monkeypatch):
         "forwards"
     ] == 1 + len(rounds)
     assert counts["forwards"] < len(plain) / 3
+    # Each round is one draft event before its tokens: the guesses, how many the model kept (those
+    # tokens, marked drafted), and after them the model's own pick where it turned a guess down.
+    drafts = [e for e in events if e["type"] == "draft"]
+    assert [[g["id"] for g in d["guessed"]] for d in drafts] == rounds
+    turned_down = 0
+    for d in drafts:
+        events_module.check({**d, "step": 1})
+        assert d["guessed"][0]["piece"] == gemma.piece(d["guessed"][0]["id"])
+        after = toks[d["index"] : d["index"] + d["kept"] + 1]
+        assert [t["id"] for t in after[: d["kept"]]] == [g["id"] for g in d["guessed"]][: d["kept"]]
+        assert all(t.get("drafted") for t in after[: d["kept"]])
+        if d["kept"] < 6 and len(after) > d["kept"]:
+            assert not after[d["kept"]].get("drafted")
+            assert after[d["kept"]]["id"] != d["guessed"][d["kept"]]["id"]
+            turned_down += 1
+    assert turned_down >= 2 and any(d["kept"] == 6 for d in drafts)
+    assert sum(d["kept"] for d in drafts) == counts["accepted"]
 
 
 def test_sampled_drafted_decoding_runs_and_counts(gemma):

@@ -58,6 +58,7 @@ def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, brows
     assert form.locator("input[name=auto_approve]").is_checked()
     # Qwen3.5 has no drafter here: no MTP switch.
     assert form.locator("input[name=mtp]").is_hidden()
+    panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
     form.locator("input[name=auto_approve]").uncheck()
     panel.locator("button.al-run").click()
     approve = panel.locator("button.al-approve").first
@@ -229,6 +230,7 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
         "document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
         timeout=20000,
     )
+    panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
     panel.locator("input[name=auto_approve]").check()
     ask = panel.locator("textarea")
     new = panel.locator("button.al-new-conversation")

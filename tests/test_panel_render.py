@@ -217,7 +217,8 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
     assert "computed80 of 2,010 tokens (1,930 reused)" in prefills[1]
     assert "It is 42" in panel.locator(".al-run-end").inner_text()
     error = panel.locator(".al-error").inner_text()
-    assert "An example error." in error and "一個範例錯誤。" in error
+    # The server sends both languages; the panel shows the reader's (English here).
+    assert "An example error." in error and "一個範例錯誤。" not in error
     # Kept guesses are marked, the legend says what the mark means, and the step's end has the MTP figure.
     assert panel.locator(".al-step .al-tok.al-drafted").count() == 2
     assert "drafted: the drafter's guess" in panel.locator(".al-legend").inner_text()
@@ -233,8 +234,15 @@ def test_replay_plays_to_the_end_and_tokens_show_their_details(served, browser):
     text = pop.inner_text()
     assert "rank" in text and "p_sampled" in text and "kept" in text and "3 candidates" in text
     assert '"▁Compute"' in text and "0.4200" in text
-    assert pop.locator(".al-pop-top tr:not(.al-pop-th)").count() == 5
-    assert pop.locator(".al-pop-top tr.al-chosen").count() == 1
+    # The top 5 as probability bars, each as long as its p, the chosen token marked.
+    bars = pop.locator(".al-pop-top .al-pbar-row")
+    assert bars.count() == 5
+    assert pop.locator(".al-pop-top .al-pbar-row.al-chosen").count() == 1
+    widths = [bars.nth(i).locator(".al-pbar-fill").evaluate("e => e.style.width") for i in range(5)]
+    ps = [
+        c["p"] for c in next(e for e in events if e["type"] == "token" and e["index"] == 1)["top"]
+    ]
+    assert [float(w.rstrip("%")) for w in widths] == pytest.approx([100 * p for p in ps], abs=0.06)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "replay.png"), full_page=True)
 

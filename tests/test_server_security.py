@@ -335,6 +335,7 @@ def test_the_book_works_under_its_csp_and_a_panel_runs_live(book, browser):
         or page.locator(".mermaid").first.bounding_box()["height"] > 20
     )
     panel.locator("textarea").fill("Say hi.")
+    panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
     panel.locator("input[name=max_new_tokens]").fill("6")
     panel.locator("input[name=max_steps]").fill("1")
     panel.locator("input[name=use_tools]").uncheck()

@@ -26,6 +26,7 @@ def live_panel(page, url: str):
     page.goto(url)
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=20000)  # live: the server answered
+    panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
     return panel
 
 

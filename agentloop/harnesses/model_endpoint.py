@@ -29,7 +29,12 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from agentloop import events
-from agentloop.harnesses.simple_harness import RunSettings, common_prefix, role_counts
+from agentloop.harnesses.simple_harness import (
+    RunSettings,
+    common_prefix,
+    role_counts,
+    role_tokens,
+)
 from agentloop.model_backends import Backend
 
 MAX_BODY = 8 << 20  # bytes: a whole conversation fits; a runaway request does not
@@ -116,6 +121,7 @@ class ModelEndpoint:
             media_tokens=encoded.media_tokens,
             context_length=self.llm.context_length,
             roles=role_counts(messages),
+            role_tokens=role_tokens(self.llm, messages, tools, self.settings.thinking, encoded),
         )
         self._prev_prompt, self.conversation = prompt, messages
         # [/quote:complete]

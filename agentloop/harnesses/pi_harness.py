@@ -127,6 +127,7 @@ class PiHarness(SimpleHarness):
             family=self.llm.family.key if self.llm else "",
             settings=asdict(s),
             tools=list(self.tools),
+            question=self.messages[-1]["content"],
         )
         agent_dir = Path(tempfile.mkdtemp(prefix="agentloop-pi-agent-"))  # never the user's ~/.pi
         try:

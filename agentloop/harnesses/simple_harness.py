@@ -129,6 +129,7 @@ class SimpleHarness:
             family=family.key,
             settings=asdict(s),
             tools=list(self.tools),
+            question=self.messages[-1]["content"],  # the reader's turn, drawn by a replay too
         )
         # [/quote:start]
 
@@ -159,6 +160,9 @@ class SimpleHarness:
                 media_tokens=encoded.media_tokens,
                 context_length=self.llm.context_length,
                 roles=role_counts([system, *self.messages]),
+                role_tokens=role_tokens(
+                    self.llm, [system, *self.messages], tools, s.thinking, encoded
+                ),
             )
             prev_prompt = prompt
             # [/quote:render]
@@ -402,4 +406,27 @@ def role_counts(messages: list[dict]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for m in messages:
         counts[m["role"]] = counts.get(m["role"], 0) + 1
+    return counts
+
+
+def role_tokens(llm, messages: list[dict], tools, thinking: bool, encoded) -> dict[str, int]:
+    """Of the prompt's tokens, how many each role's messages take. The prompt is cut where the
+    template's rendering of the messages up to each one stops agreeing with it (a template that
+    rewrites earlier turns, such as dropping old thinking, moves the cut back, never forward), and
+    the tokens of each cut-off part go to its message's role; the opened reply after the last
+    message is the assistant's. Costs one render and one tokenization per message."""
+    prompt = encoded.text
+    counts: dict[str, int] = {}
+    before = 0  # tokens up to the last cut
+    cut = 0
+    for k, message in enumerate(messages, 1):
+        try:
+            part = llm.render(messages[:k], tools, thinking, generation_prompt=False)
+        except Exception:  # a template that refuses a conversation cut here: the next cut takes it
+            continue
+        cut = max(cut, common_prefix(part, prompt))
+        upto = llm.encode(prompt[:cut]).n_tokens if cut else 0
+        counts[message["role"]] = counts.get(message["role"], 0) + max(0, upto - before)
+        before = max(before, upto)
+    counts["assistant"] = counts.get("assistant", 0) + max(0, encoded.n_tokens - before)
     return counts

@@ -198,6 +198,9 @@ class SimpleBackend:
                 else self._one_at_a_time(out, sampling, forced)
             )
             for token_id, details in tokens:
+                if token_id is None:  # an MTP round: what the drafter guessed, how much was kept
+                    yield {"type": "draft", "index": len(generated), **details}
+                    continue
                 if should_stop():
                     finish = "user_stopped"
                     break
@@ -271,10 +274,11 @@ class SimpleBackend:
             out = self._forward(torch.tensor([[token_id]], device=self.device), out.past_key_values)
 
     # [quote:drafted]
-    def _drafted(self, out, s: Sampling, mtp: dict) -> Iterator[tuple[int, dict]]:
+    def _drafted(self, out, s: Sampling, mtp: dict) -> Iterator[tuple[int | None, dict]]:
         """MTP: the drafter guesses the next tokens, and one forward pass of the model checks them all. Each guess
         goes through sample() as its `draft`, so every token comes out as often as without a drafter; the first
-        guess turned down ends the round, and the model's own pick in its place starts the next."""
+        guess turned down ends the round, and the model's own pick in its place starts the next. Each round is
+        told first as (None, {guessed, kept}), which generate() sends as a `draft` event."""
         # Its sliding-window layers keep every position (prefix_cache.py): guesses can be taken back.
         cache = out.past_key_values
         token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
@@ -290,14 +294,18 @@ class SimpleBackend:
             )
             mtp["forwards"] += 1
             mtp["drafted"] += len(guesses)
-            kept = 0
+            picks, kept = [], 0  # the model's pick at each guess, up to the first it turns down
             for guess, logits in zip(guesses, out.logits[0]):
-                token_id, details = sample(logits.float().cpu(), s, self.piece, draft=guess)
-                if token_id != guess:
+                picks.append(sample(logits.float().cpu(), s, self.piece, draft=guess))
+                if picks[-1][0] != guess:
                     break
                 kept += 1
-                mtp["accepted"] += 1
+            mtp["accepted"] += kept
+            yield None, {"guessed": self._guessed(guesses), "kept": kept}  # the round, drawn first
+            for token_id, details in picks[:kept]:
                 yield token_id, {**details, "drafted": True}
+            if kept < len(guesses):  # the model's own pick where it turned a guess down
+                token_id, details = picks[kept]
             else:  # every guess kept: the model's pick after the last one comes with the same pass
                 token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
             # Forget the keys and values of the guesses turned down.
@@ -307,6 +315,10 @@ class SimpleBackend:
             ]  # the model's state where the next token was picked
 
     # [/quote:drafted]
+
+    def _guessed(self, ids: list[int]) -> list[dict]:
+        """A round's guesses as the draft event carries them: id, the vocabulary's piece, the text."""
+        return [{"id": i, "piece": self.piece(i), "text": self.tokenizer.decode([i])} for i in ids]
 
     def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False):
         # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token

@@ -5,6 +5,8 @@
    replays only, and nothing here sends a request to /api. Leaves out: retries, and any path the
    server did not list. */
 
+import { t, tableError } from "./i18n.js";
+
 export const TOKEN_HEADER = "X-Agentloop-Token"; // required on every POST
 const TOKEN_META = "agentloop-token"; // <meta name="agentloop-token" content="...">
 // <meta name="agentloop-api" content='{"status": ["GET", "/api/status"], ...}'>
@@ -40,7 +42,7 @@ export function url(name, params) {
   const table = routes();
   const route = table && table[name];
   if (!Array.isArray(route) || typeof route[1] !== "string") {
-    throw new Error(`The demo server lists no API route named ${JSON.stringify(name)}.`);
+    throw new Error(t("api.no_route", { name: JSON.stringify(name) }));
   }
   return route[1].replace(/\{(\w+)(?::\w+)?\}/g, (_, key) =>
     encodeURIComponent(String((params || {})[key])),
@@ -58,9 +60,7 @@ export function parseEvent(data) {
   }
 }
 
-export function errorEvent(en, zh) {
-  return { type: "error", message: { en, zh: zh || en } };
-}
+
 
 // An Error for a refused request, carrying the server's `error` event: {type: "error", message:
 // {en, zh}}.
@@ -68,10 +68,7 @@ function refusal(status, data) {
   const message =
     data && data.message && data.message.en
       ? data.message
-      : {
-          en: `The demo server refused the request (HTTP ${status}).`,
-          zh: `示範伺服器拒絕了這個請求（HTTP ${status}）。`,
-        };
+      : tableError("api.refused", { status }).message;
   const err = new Error(message.en);
   err.status = status;
   err.event = { type: "error", message, detail: data && data.detail };
@@ -84,7 +81,7 @@ export async function getJSON(name, params) {
   const type = r.headers.get("content-type") || "";
   const data = type.includes("json") ? await r.json().catch(() => null) : null;
   if (!r.ok) throw refusal(r.status, data);
-  if (data === null) throw new Error(`${path} answered HTTP ${r.status} without JSON`);
+  if (data === null) throw new Error(t("api.no_json", { path, status: r.status }));
   return data;
 }
 

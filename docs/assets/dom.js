@@ -2,6 +2,8 @@
    textContent, never as HTML. Leaves out: templates, and any state (nothing here remembers anything
    between calls). */
 
+import { lang, langSwitch, t } from "./i18n.js";
+
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -12,7 +14,8 @@ export function el(tag, cls, text) {
 export function kv(parent, key, value, cls) {
   if (value === undefined || value === null || value === "") return;
   const item = el("span", "al-kv" + (cls ? " " + cls : ""));
-  item.append(el("span", "al-k", key), el("span", "al-v", value));
+  if (key !== null && key !== undefined) item.append(el("span", "al-k", key));
+  item.append(el("span", "al-v", value));
   parent.append(item);
 }
 
@@ -42,6 +45,21 @@ export function showPiece(piece) {
 export function asText(value) {
   if (value === null || value === undefined) return "";
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+// A sentence of the string table whose {name} parts are commands or addresses: the text around
+// them as text, each of them as a <code> element.
+export function codeText(text, codes) {
+  const parts = [];
+  let at = 0;
+  for (const m of text.matchAll(/\{(\w+)\}/g)) {
+    if (!(m[1] in codes)) continue;
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    parts.push(el("code", null, codes[m[1]]));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
 }
 
 // The probability scale: six bins, from a likely token (faint) to an unlikely one (strong).
@@ -83,7 +101,7 @@ export function sourceLink(src, pattern) {
   const name = path.split("/").pop();
   const a = el("a", "al-src", m ? `${name}:${line}` : name);
   a.href = tpl.replace("{path}", path).replace("{line}", line);
-  a.title = `The line that sent this event: ${path}:${line}`;
+  a.title = t("src.title", { where: `${path}:${line}` });
   return a;
 }
 
@@ -106,12 +124,14 @@ export function fmtCount(n) {
   return String(n);
 }
 
-// A panel's top line: a badge (replay or live) and a status line saying what the panel is doing.
+// A panel's top line: a badge (replay or live), a status line saying what the panel is doing, and
+// the language switch.
 export function statusBar(prefix, badgeClass) {
   const bar = el("div", `${prefix}-bar`);
   const badge = el("span", badgeClass, "…");
-  const status = el("span", `${prefix}-status`, "Looking for the demo server…");
-  bar.append(badge, status);
+  const status = el("span", `${prefix}-status`, t("bar.looking"));
+  bar.append(badge, status, langSwitch());
+  bar.lang = lang(); // the panel's words are in the reader's language; its data keeps its own
   return { bar, badge, status };
 }
 

@@ -6,10 +6,11 @@
 
 import { getJSON } from "./api.js";
 import { el } from "./dom.js";
+import { pick, t } from "./i18n.js";
 
 const HARNESSES = [
-  ["simple", "agentloop's own loop"],
-  ["pi", "pi (coding agent, RPC)"],
+  ["simple", "harness.simple"],
+  ["pi", "harness.pi"],
 ];
 
 function option(value, label) {
@@ -28,15 +29,15 @@ function field(label, control) {
 export function harnessControls(root, defaults) {
   const harness = el("select", "al-harness-select");
   harness.name = "harness";
-  harness.append(...HARNESSES.map(([value, label]) => option(value, label)));
+  harness.append(...HARNESSES.map(([value, label]) => option(value, t(label))));
   harness.value = root.dataset.harness || defaults.harness || "simple";
   const model = el("select", "al-pi-model-select");
   model.name = "pi_model";
-  model.append(option("", "this page's model"));
-  const modelField = field("The model pi asks", model);
+  model.append(option("", t("harness.page_model")));
+  const modelField = field(t("harness.pi_model"), model);
   const note = el("div", "al-pi-note");
   const box = el("div", "al-harness");
-  box.append(field("Harness", harness), modelField, note);
+  box.append(field(t("harness.label"), harness), modelField, note);
 
   let asked = false;
   const askPi = () => {
@@ -44,11 +45,9 @@ export function harnessControls(root, defaults) {
     getJSON("pi_models")
       .then((menu) => {
         for (const m of menu.models || []) model.append(option(m.id, `${m.name} (${m.provider})`));
-        if (menu.message) {
-          note.replaceChildren(el("div", null, menu.message.en), el("div", null, menu.message.zh));
-        }
+        if (menu.message) note.replaceChildren(el("div", null, pick(menu.message)));
       })
-      .catch((err) => note.replaceChildren(`pi's models could not be listed: ${err.message}`));
+      .catch((err) => note.replaceChildren(t("harness.pi_models_failed", { err: err.message })));
   };
   const sync = () => {
     const pi = harness.value === "pi";

@@ -15,7 +15,6 @@
    The API the live mode expects from the demo server is in docs/assets/README-panel.md. */
 
 import {
-  errorEvent,
   MAKE_LIVE_URL,
   openEvents,
   pageToken,
@@ -24,91 +23,99 @@ import {
   probeServer,
   url,
 } from "./api.js";
-import { asText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
+import { asText, codeText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
 import { harnessControls } from "./harness.js";
-import { hidePopover, Renderer, wireTokens } from "./render.js";
+import { lang, onLang, pick, t, tableError } from "./i18n.js";
+import { askedTurn, hidePopover, Renderer, wireTokens } from "./render.js";
 import { rememberedSettings, rememberSettings, toolsChecklist } from "./settings.js";
 import { serverStatus } from "./status.js";
 
 // Settings the live form sends, as the harness names them. Empty number fields are left out, so the
 // server uses its own defaults (the family's recommended sampling) rather than numbers made up
 // here.
+// Each label is the string table's "set.<key>".
 const SETTINGS = [
-  { key: "max_steps", label: "Max steps", type: "int" },
-  { key: "max_new_tokens", label: "Max tokens per step", type: "int" },
-  { key: "temperature", label: "Temperature", type: "float", step: "0.05" },
-  { key: "top_p", label: "Top-p", type: "float", step: "0.05" },
-  { key: "top_k", label: "Top-k (0 = no limit)", type: "int" },
-  { key: "thinking", label: "Thinking", type: "bool", fallback: false },
-  { key: "use_tools", label: "Use tools", type: "bool", fallback: true },
-  { key: "auto_approve", label: "Auto-approve tool calls", type: "bool", fallback: false },
+  { key: "max_steps", type: "int" },
+  { key: "max_new_tokens", type: "int" },
+  { key: "temperature", type: "float", step: "0.05" },
+  { key: "top_p", type: "float", step: "0.05" },
+  { key: "top_k", type: "int" },
+  { key: "thinking", type: "bool", fallback: false },
+  { key: "use_tools", type: "bool", fallback: true },
+  { key: "auto_approve", type: "bool", fallback: false },
   // Offered only where the status says the model has a drafter (status.mtp).
-  { key: "mtp", label: "MTP (a drafter guesses)", type: "bool", fallback: false, needs: "mtp" },
+  { key: "mtp", type: "bool", fallback: false, needs: "mtp" },
 ];
+
+// The kinds of question examples.json may list (the training data's Task kinds), and their names
+// in the string table; another kind is shown as it is written.
+const KINDS = {
+  arithmetic: "ex.arithmetic",
+  letters: "ex.letters",
+  units: "ex.units",
+  sorting: "ex.sorting",
+  dates: "ex.dates",
+  file_lines: "ex.file_lines",
+  greeting: "ex.greeting",
+  definition: "ex.definition",
+};
 
 // Replay pacing at 1x for recordings without t_ms (delayBefore), and the longest wait drawn.
 const PACE = { token: 20, decision: 600, max: 1500 };
 
-const KIND_LABEL = {
-  tiny: "tiny, random weights",
-  trained: "tiny, trained toy",
-  real: "real",
-  served: "served by vLLM",
-};
 
 // "0.8B, not downloaded", "0.8B, 1.75 GB", "3.7M parameters, 7.48 MB".
 function sizeText(m) {
   const parts = [];
   if (m.size) parts.push(String(m.size));
-  else if (typeof m.parameters === "number") parts.push(`${fmtCount(m.parameters)} parameters`);
-  if (m.downloaded === false) parts.push("not downloaded");
+  else if (typeof m.parameters === "number")
+    parts.push(t("model.parameters", { n: fmtCount(m.parameters) }));
+  if (m.downloaded === false) parts.push(t("model.not_downloaded"));
   else if (typeof m.bytes === "number") parts.push(fmtBytes(m.bytes));
   return parts.join(", ");
 }
 
 function optionLabel(m) {
-  const facts = [m.family, KIND_LABEL[m.kind] || m.kind, sizeText(m)].filter(Boolean).join(", ");
-  return `${m.id} (${facts})${m.default ? " · default" : ""}`;
+  const kind = m.kind ? t(`kind.${m.kind}`) : null;
+  const facts = [m.family, kind, sizeText(m)].filter(Boolean).join(t("list.sep"));
+  return `${m.id} (${facts})${m.default ? t("model.default_mark") : ""}`;
 }
 
 // What a load is doing, from its latest event; `short` for the menu's summary line.
 function loadText(load, short) {
   const ev = load.event || {};
-  const model = load.model || "the model";
+  const model = load.model || t("load.the_model");
   if (ev.type === "download") {
     const pct =
       ev.bytes_total > 0 ? Math.floor((100 * (ev.bytes_done || 0)) / ev.bytes_total) : null;
-    if (short) return `downloading ${model}… ${pct === null ? "" : pct + "%"}`.trim();
+    if (short) return t("load.downloading_short", { model, pct: pct === null ? "" : pct + "%" }).trim();
     const bytes =
       ev.bytes_total > 0
-        ? `${fmtBytes(ev.bytes_done || 0)} of ${fmtBytes(ev.bytes_total)}`
-        : "starting";
-    const files = ev.files_total > 0 ? `, file ${ev.files_done || 0} of ${ev.files_total}` : "";
-    return `Downloading ${model} from the Hugging Face Hub: ${bytes}${files}.`;
+        ? t("load.bytes", { done: fmtBytes(ev.bytes_done || 0), total: fmtBytes(ev.bytes_total) })
+        : t("load.starting");
+    const files =
+      ev.files_total > 0 ? t("load.files", { done: ev.files_done || 0, total: ev.files_total }) : "";
+    return t("load.downloading", { model, bytes, files });
   }
-  if (ev.type === "loading") return short ? `loading ${model}…` : `Loading ${model} into memory…`;
+  if (ev.type === "loading")
+    return short ? t("load.loading_short", { model }) : t("load.into_memory", { model });
   if (ev.type === "family") {
-    return short ? `loading ${model}…` : `${model} is a ${ev.family} model; getting its weights…`;
+    return short
+      ? t("load.loading_short", { model })
+      : t("load.family", { model, family: ev.family });
   }
-  return short ? `loading ${model}…` : `Loading ${model}…`;
+  return short ? t("load.loading_short", { model }) : t("load.loading", { model });
 }
 
-// A refusal or a failure, in English and Chinese, in the model menu.
+// A refusal or a failure in the model menu, in the reader's language (the server sends both).
 function showMessage(box, title, message) {
   const m = message && typeof message === "object" ? message : { en: asText(message) };
   const alert = el("div", "al-model-error");
   alert.setAttribute("role", "alert");
   alert.append(el("div", "al-model-error-title", title));
-  if (m.en) {
-    const en = el("div", "al-error-text", m.en);
-    en.lang = "en";
-    alert.append(en);
-  }
-  if (m.zh) {
-    const zh = el("div", "al-error-text", m.zh);
-    zh.lang = "zh-Hant";
-    alert.append(zh);
-  }
+  const text = el("div", "al-error-text", pick(m));
+  text.lang = lang();
+  alert.append(text);
   box.replaceChildren(alert);
 }
 
@@ -144,6 +151,7 @@ class Panel {
     this.rendererOptions = { show: new Set(show), sourcePattern: root.dataset.sourcePattern || null };
     this.renderer = new Renderer(this.view, this.rendererOptions);
     this.conversationId = null; // live: the conversation a follow-up question continues
+    this.turns = []; // live: each question of the conversation and its events, to draw again
     wireTokens(this.view);
     panels.add(this);
     probeServer().then((found) => {
@@ -151,6 +159,35 @@ class Panel {
       if (found.mode === "live") this.startLive(found.status);
       else this.startReplay(found);
     });
+  }
+
+  // The reader switched language: everything is drawn again in it, from what the panel holds (a
+  // replay's events up to where it was, a conversation's turns). A live run still streaming is
+  // drawn again when it ends.
+  relabel() {
+    if (this.destroyed || !this.mode) return;
+    if (this.source) {
+      this.relabelPending = true;
+      return;
+    }
+    this.relabelPending = false;
+    const badge = this.badge;
+    const status = this.status;
+    const bar = statusBar("al", "al-badge al-mode");
+    this.bar.replaceWith(bar.bar);
+    ({ bar: this.bar, badge: this.badge, status: this.status } = bar);
+    this.badge.className = badge.className;
+    this.status.textContent = status.textContent;
+    if (this.mode === "replay") {
+      this.resumeAt = this.pos || 0;
+      this.startReplay(this.found || { mode: "replay" });
+    } else if (this.mode === "live") {
+      const question = this.form ? this.form.elements.question.value : null;
+      const values = this.form ? this.formValues() : null;
+      this.startLive(serverStatus.status || {}, values);
+      if (question !== null) this.form.elements.question.value = question;
+      this.redrawTurns();
+    }
   }
 
   destroy() {
@@ -178,47 +215,49 @@ class Panel {
 
   async startReplay(found) {
     this.mode = "replay";
-    this.badge.textContent = "replay";
+    this.found = found;
+    this.badge.textContent = t("badge.replay");
+    // A replay draws its run's question as the reader's turn (run_start's question).
+    this.renderer.reset();
+    this.renderer = new Renderer(this.view, { ...this.rendererOptions, drawQuestion: true });
     this.controls.replaceChildren();
     this.note.replaceChildren();
     this.renderer.onDecision = null;
     if (found.mode === "file") {
-      this.status.textContent = "Opened from a file.";
+      this.status.textContent = t("replay.file");
       this.note.append(
-        "A browser does not let a page opened from a file read its recorded run. Serve the built book instead: ",
-        el("code", null, "python3 -m http.server -d site 8000"),
-        ", or ",
-        el("code", null, "make serve"),
-        ", then open ",
-        el("code", null, MAKE_LIVE_URL),
-        ".",
+        ...codeText(t("replay.file_note"), {
+          http: "python3 -m http.server -d site 8000",
+          serve: "make serve",
+          url: MAKE_LIVE_URL,
+        }),
       );
       return;
     }
     this.note.append(
-      "This is a recorded run. To run it live on your machine: ",
-      el("code", null, "make serve"),
-      ", then open ",
-      el("code", null, MAKE_LIVE_URL),
-      found.published ? " (the published book always replays)." : "",
+      ...codeText(t(found.published ? "replay.note_published" : "replay.note"), {
+        serve: "make serve",
+        url: MAKE_LIVE_URL,
+      }),
     );
     const url = this.replayURL();
     if (!url) {
-      this.status.textContent = "This panel names no recorded run (data-replay).";
+      this.status.textContent = t("replay.none");
       return;
     }
-    this.status.textContent = "Loading the recorded run…";
+    this.status.textContent = t("replay.loading");
     let text;
+    const name = this.root.dataset.replay;
     try {
       const r = await fetch(url, { cache: "no-cache" });
       if (!r.ok) {
-        this.status.textContent = `Recording missing: ${this.root.dataset.replay} was not found (HTTP ${r.status}).`;
+        this.status.textContent = t("replay.missing_http", { name, status: r.status });
         this.root.classList.add("al-missing");
         return;
       }
       text = await r.text();
     } catch (err) {
-      this.status.textContent = `Recording missing: ${this.root.dataset.replay} could not be loaded (${err}).`;
+      this.status.textContent = t("replay.missing_err", { name, err });
       this.root.classList.add("al-missing");
       return;
     }
@@ -231,12 +270,19 @@ class Panel {
       try {
         events.push(JSON.parse(line));
       } catch (err) {
-        this.status.textContent = `The recording is not valid JSON Lines: line ${i + 1}: ${err.message}`;
+        this.status.textContent = t("replay.bad_line", { line: i + 1, err: err.message });
         return;
       }
     }
     this.setupReplay(events);
-    if (this.root.dataset.autoplay === "true") this.play();
+    const resume = this.resumeAt;
+    this.resumeAt = 0;
+    if (resume) {
+      this.renderer.pushMany(events.slice(0, resume));
+      this.pos = resume;
+      this.renderer.flushNow();
+      this.updateStatus();
+    } else if (this.root.dataset.autoplay === "true") this.play();
   }
 
   setupReplay(events) {
@@ -250,26 +296,20 @@ class Panel {
         this.tokenMs.set(ev.step, ev.decode_ms / ev.n_tokens);
       }
     }
-    const play = el("button", "al-btn al-play", "Play");
-    const step = el("button", "al-btn al-stepbtn", "Step");
-    const restart = el("button", "al-btn al-restart", "Restart");
-    const all = el("button", "al-btn al-all", "Show all");
+    const play = el("button", "al-btn al-play", t("replay.play"));
+    const step = el("button", "al-btn al-stepbtn", t("replay.step"));
+    const restart = el("button", "al-btn al-restart", t("replay.restart"));
+    const all = el("button", "al-btn al-all", t("replay.all"));
     for (const b of [play, step, restart, all]) b.type = "button";
     const speed = el("select", "al-speed");
-    speed.setAttribute("aria-label", "Replay speed");
-    for (const [v, label] of [
-      ["0.5", "0.5×"],
-      ["1", "1× (recorded pace)"],
-      ["2", "2×"],
-      ["5", "5×"],
-      ["20", "20×"],
-    ]) {
-      const o = el("option", null, label);
+    speed.setAttribute("aria-label", t("replay.speed"));
+    for (const v of ["0.5", "1", "2", "5", "20"]) {
+      const o = el("option", null, v === "1" ? t("replay.recorded_pace") : `${v}×`);
       o.value = v;
-      if (v === "1") o.selected = true;
       speed.append(o);
     }
-    this.speed = 1;
+    speed.value = String(this.speed || 1);
+    this.speed = Number(speed.value);
     speed.addEventListener("change", () => {
       this.speed = Number(speed.value) || 1;
       if (this.playing) {
@@ -310,8 +350,8 @@ class Panel {
     const n = this.events.length;
     const state =
       this.pos >= n ? "finished" : this.playing ? "playing" : this.pos ? "paused" : "ready";
-    this.status.textContent = `Recorded run: event ${this.pos} of ${n} (${state}).`;
-    if (this.playBtn) this.playBtn.textContent = this.playing ? "Pause" : "Play";
+    this.status.textContent = t("replay.status", { pos: this.pos, n, state: t(`replay.${state}`) });
+    if (this.playBtn) this.playBtn.textContent = t(this.playing ? "replay.pause" : "replay.play");
   }
 
   play() {
@@ -375,28 +415,35 @@ class Panel {
 
   // --- live ---
 
-  startLive(probed) {
+  // `keep`: the form's values to start from (a language switch draws the form again).
+  startLive(probed, keep) {
     // Instant navigation keeps the first probe's answer: the page's latest status is the store's.
     const status = serverStatus.status || probed;
     this.mode = "live";
-    this.badge.textContent = "live";
+    this.badge.textContent = t("badge.live");
     this.note.replaceChildren();
-    if (!pageToken()) {
-      this.note.append(
-        "This page carries no agentloop-token, so the server may refuse to start a run; open the book from the demo server's own address.",
-      );
-    }
+    if (!pageToken()) this.note.append(t("live.no_token"));
     const defaults = status.defaults && typeof status.defaults === "object" ? status.defaults : {};
     const form = el("form", "al-form");
     const q = el("textarea", "al-question");
     q.name = "question";
     q.rows = 2;
     q.required = true;
-    q.placeholder = "Ask a question";
+    q.placeholder = t("form.placeholder");
     q.value = this.root.dataset.question || "";
     const qLabel = el("label", "al-field al-field-wide");
-    qLabel.append(el("span", null, "Question"), q);
+    qLabel.append(el("span", null, t("form.question")), q);
     form.append(qLabel);
+    this.examplesBox = el("div", "al-examples");
+    form.append(this.examplesBox);
+    this.drawExamples(status);
+    const tryThis = this.tryControl();
+    if (tryThis) form.append(tryThis);
+    // The settings, folded to one line that names the ones that matter most; it opens to all.
+    const folded = el("details", "al-form-settings");
+    const foldedLine = el("summary", "al-form-settings-line");
+    const foldedBody = el("div", "al-form-settings-body"); // a <details> cannot lay out as flex
+    folded.append(foldedLine, foldedBody);
     const inputs = {};
     const kept = rememberedSettings(); // this page's last run, over the server's defaults
     const start = (key, type) => (typeof kept[key] === type ? kept[key] : defaults[key]);
@@ -408,42 +455,49 @@ class Panel {
         input.type = "checkbox";
         const value = start(s.key, "boolean");
         input.checked = typeof value === "boolean" ? value : s.fallback;
-        label.append(input, el("span", null, s.label));
+        label.append(input, el("span", null, t(`set.${s.key}`)));
       } else {
         input.type = "number";
         input.step = s.step || "1";
         input.min = "0";
-        input.placeholder = "server default";
+        input.placeholder = t("form.server_default");
         if (typeof start(s.key, "number") === "number") input.value = String(start(s.key, "number"));
-        label.append(el("span", null, s.label), input);
+        label.append(el("span", null, t(`set.${s.key}`)), input);
       }
       inputs[s.key] = input;
       if (s.needs) label.dataset.needs = s.needs;
-      form.append(label);
+      foldedBody.append(label);
     }
     this.inputs = inputs;
     const harness = harnessControls(this.root, defaults);
-    form.append(harness.box);
+    // Chapter 16's panels (data-harness) are about the harness: its switch stays in view.
+    (this.root.dataset.harness ? form : foldedBody).append(harness.box);
     const offered = Array.isArray(status.tools) ? status.tools : [];
     const tools = toolsChecklist(
       offered,
       Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
     );
-    if (offered.length) form.append(tools.element);
+    if (offered.length) foldedBody.append(tools.element);
+    form.insertBefore(folded, this.root.dataset.harness ? harness.box : null);
+    this.foldedLine = foldedLine;
+    form.addEventListener("input", () => this.sayFoldedSettings());
+    form.addEventListener("change", () => this.sayFoldedSettings());
     this.form = form;
     this.offerSwitches(status);
-    this.useRecordedSettings();
-    const run = el("button", "al-btn al-run", "Run");
+    if (keep) this.applyDefaults(keep);
+    else this.useRecordedSettings();
+    this.sayFoldedSettings();
+    const run = el("button", "al-btn al-run", t("form.run"));
     run.type = "submit";
-    const stop = el("button", "al-btn al-stop", "Stop");
+    const stop = el("button", "al-btn al-stop", t("form.stop"));
     stop.type = "button";
     stop.disabled = true;
-    const replay = el("button", "al-btn al-show-replay", "Show the recorded run");
+    const replay = el("button", "al-btn al-show-replay", t("form.show_replay"));
     replay.type = "button";
     // Each question after the first continues the conversation (its messages and /data) until this.
-    const newConversation = el("button", "al-btn al-new-conversation", "New conversation");
+    const newConversation = el("button", "al-btn al-new-conversation", t("form.new_conversation"));
     newConversation.type = "button";
-    newConversation.disabled = true;
+    newConversation.disabled = !this.conversationId;
     this.newConversationBtn = newConversation;
     const buttons = el("div", "al-buttons");
     buttons.append(run, stop, newConversation);
@@ -468,7 +522,7 @@ class Panel {
       if (!this.runId) return;
       stop.disabled = true;
       postJSON("stop", { run_id: this.runId }, {}).catch((err) =>
-        this.renderer.push(err.event || errorEvent(String(err))),
+        this.renderer.push(err.event || tableError("run.stop_failed", { err })),
       );
     });
     replay.addEventListener("click", () => {
@@ -491,6 +545,120 @@ class Panel {
     this.fillMenu(false);
   }
 
+  // The folded settings' line: the sampling and the switches as they stand now.
+  sayFoldedSettings() {
+    if (!this.foldedLine || !this.inputs) return;
+    const parts = [];
+    for (const s of SETTINGS) {
+      const input = this.inputs[s.key];
+      if (!input || input.closest("label").hidden) continue;
+      if (s.type === "bool") {
+        if (input.checked) parts.push(t(`set.${s.key}`));
+      } else if (["temperature", "top_k", "top_p"].includes(s.key)) {
+        parts.push(`${t(`set.${s.key}`).replace(/\s*[(（].*$/, "")} ${input.value || t("form.server_default")}`);
+      }
+    }
+    this.foldedLine.replaceChildren(
+      el("span", "al-k", t("form.settings")),
+      " ",
+      el("span", "al-v", parts.join(" · ")),
+    );
+  }
+
+  // The form's values now, keyed as settings (for drawing the form again).
+  formValues() {
+    const values = {};
+    for (const s of SETTINGS) {
+      const input = this.inputs && this.inputs[s.key];
+      if (!input) continue;
+      if (s.type === "bool") values[s.key] = input.checked;
+      else if (input.value !== "") values[s.key] = Number(input.value);
+    }
+    return values;
+  }
+
+  // Beside the question box: what the model is (its folder's examples.json note, e.g. that the
+  // default is a toy trained for this book) and a few questions of each kind it knows, each a
+  // button that fills the box. Nothing when the model has no examples.json.
+  drawExamples(status) {
+    const box = this.examplesBox;
+    if (!box) return;
+    box.replaceChildren();
+    const ex = status && status.examples;
+    if (!ex || typeof ex !== "object") return;
+    if (ex.note) box.append(el("div", "al-examples-note", pick(ex.note)));
+    const questions = Array.isArray(ex.questions) ? ex.questions : [];
+    if (!questions.length) return;
+    const list = el("div", "al-examples-list");
+    list.setAttribute("role", "group");
+    list.setAttribute("aria-label", t("form.examples"));
+    list.append(el("span", "al-k", t("form.examples")));
+    const byKind = new Map();
+    for (const q of questions) {
+      if (!byKind.has(q.kind)) byKind.set(q.kind, []);
+      byKind.get(q.kind).push(q);
+    }
+    for (const [kind, items] of byKind) {
+      const group = el("span", "al-example-kind");
+      group.append(el("span", "al-example-kind-name", kind in KINDS ? t(KINDS[kind]) : kind));
+      for (const q of items) {
+        const text = lang() === "zh-Hant" && q.zh ? q.zh : q.en;
+        const b = el("button", "al-btn al-example", text);
+        b.type = "button";
+        b.dataset.kind = kind;
+        b.addEventListener("click", () => {
+          const box = this.form && this.form.elements.question;
+          if (!box) return;
+          box.value = text;
+          box.focus();
+        });
+        group.append(b);
+      }
+      list.append(group);
+    }
+    box.append(list);
+  }
+
+  // The chapter's "try this" as a control: data-try='{"question": "…", "settings": {…}}' on the
+  // panel; the button fills the question and the settings it names (the rest stay).
+  tryControl() {
+    let spec = null;
+    try {
+      spec = this.root.dataset.try ? JSON.parse(this.root.dataset.try) : null;
+    } catch {
+      spec = null;
+    }
+    if (!spec || typeof spec !== "object") return null;
+    const b = el("button", "al-btn al-try", t("form.try"));
+    b.type = "button";
+    const box = el("div", "al-try-box");
+    const what = [];
+    if (typeof spec.question === "string") what.push(`“${spec.question}”`);
+    for (const [k, v] of Object.entries(spec.settings || {})) what.push(`${k} ${JSON.stringify(v)}`);
+    box.append(b, el("span", "al-try-text", what.join(" · ")));
+    b.addEventListener("click", () => {
+      if (typeof spec.question === "string") this.form.elements.question.value = spec.question;
+      if (spec.settings) this.applyDefaults({ ...this.formValues(), ...spec.settings });
+      this.sayFoldedSettings();
+      this.form.elements.question.focus();
+    });
+    return box;
+  }
+
+  // The conversation's turns drawn again (after a language switch), the last one's renderer kept
+  // for the run that may follow.
+  redrawTurns() {
+    const turns = this.turns;
+    this.turns = [];
+    this.view.replaceChildren();
+    for (const turn of turns) {
+      this.newTurn(turn.question, true);
+      this.turns[this.turns.length - 1].events = turn.events;
+      this.renderer.pushMany(turn.events);
+      this.renderer.flushNow();
+    }
+  }
+
   // --- live: the model menu ---
 
   // Compact: a summary naming the model, opening to the select, the entry's description and Load.
@@ -498,26 +666,23 @@ class Panel {
     const details = el("details", "al-model");
     const summary = el("summary", "al-model-summary");
     const name = el("span", "al-model-name", "…");
-    summary.append("Model: ", name);
+    summary.append(t("menu.summary"), name);
     const body = el("div", "al-model-body");
     const select = el("select", "al-model-select");
-    select.setAttribute("aria-label", "Model");
+    select.setAttribute("aria-label", t("menu.model"));
     const field = el("label", "al-field al-model-field");
-    field.append(el("span", null, "Model (one for every tab)"), select);
+    field.append(el("span", null, t("menu.model_every_tab")), select);
     // What runs the model (chapter 11): transformers in the demo server, or a vLLM server.
     const backend = el("select", "al-backend-select");
-    backend.setAttribute("aria-label", "What runs the model");
-    for (const [value, label] of [
-      ["transformers", "transformers (here)"],
-      ["vllm", "vLLM (a server)"],
-    ]) {
-      const o = el("option", null, label);
+    backend.setAttribute("aria-label", t("menu.backend"));
+    for (const value of ["transformers", "vllm"]) {
+      const o = el("option", null, t(`menu.backend_${value}`));
       o.value = value;
       backend.append(o);
     }
     const backendField = el("label", "al-field al-backend-field");
-    backendField.append(el("span", null, "What runs the model"), backend);
-    const load = el("button", "al-btn al-load", "Load");
+    backendField.append(el("span", null, t("menu.backend")), backend);
+    const load = el("button", "al-btn al-load", t("menu.load"));
     load.type = "button";
     const row = el("div", "al-model-row");
     row.append(backendField, field, load);
@@ -571,14 +736,10 @@ class Panel {
     } catch (err) {
       if (this.destroyed || this.modelMenu !== menu) return;
       menu.entries = [];
-      menu.select.replaceChildren(el("option", null, "(the model menu is not available)"));
+      menu.select.replaceChildren(el("option", null, t("menu.unavailable")));
       menu.select.disabled = true;
       menu.desc.replaceChildren(
-        el(
-          "div",
-          "al-model-desc-en",
-          `GET ${url("models")} did not answer: ${err.message || err}.`,
-        ),
+        el("div", "al-model-desc-text", t("menu.no_answer", { path: url("models"), err: err.message || err })),
       );
       this.updateLoadButton();
       return;
@@ -598,7 +759,7 @@ class Panel {
       return o;
     });
     if (current && !menu.entries.some((m) => m.id === current)) {
-      const o = el("option", null, `${current} (loaded from a folder outside the menu)`);
+      const o = el("option", null, t("menu.outside", { model: current }));
       o.value = current;
       options.unshift(o);
     }
@@ -618,21 +779,16 @@ class Panel {
     if (!m) return;
     const d = m.description && typeof m.description === "object" ? m.description : {};
     const facts = el("div", "al-model-facts");
-    kv(facts, "family", m.family);
-    kv(facts, "kind", m.kind);
-    kv(facts, "size", sizeText(m));
-    if (m.default) facts.append(el("span", "al-badge", "default"));
-    if (m.current) facts.append(el("span", "al-badge al-mode", "loaded"));
+    kv(facts, t("k.family"), m.family);
+    kv(facts, t("k.kind"), m.kind ? t(`kind.${m.kind}`) : null);
+    kv(facts, t("k.size"), sizeText(m));
+    if (m.default) facts.append(el("span", "al-badge", t("menu.default")));
+    if (m.current) facts.append(el("span", "al-badge al-mode", t("menu.loaded")));
     menu.desc.append(facts);
-    if (d.en) {
-      const en = el("div", "al-model-desc-en", d.en);
-      en.lang = "en";
-      menu.desc.append(en);
-    }
-    if (d.zh) {
-      const zh = el("div", "al-model-desc-zh", d.zh);
-      zh.lang = "zh-Hant";
-      menu.desc.append(zh);
+    if (d.en || d.zh) {
+      const text = el("div", "al-model-desc-text", pick(d));
+      text.lang = lang();
+      menu.desc.append(text);
     }
   }
 
@@ -645,7 +801,7 @@ class Panel {
     const sameBackend = menu.backend.value === (s.backend || "transformers");
     menu.load.disabled =
       menu.select.disabled || !chosen || loading || (chosen === s.model && sameBackend);
-    menu.load.textContent = loading ? "Loading…" : "Load";
+    menu.load.textContent = t(loading ? "menu.loading" : "menu.load");
   }
 
   async loadChosen() {
@@ -658,12 +814,8 @@ class Panel {
       await serverStatus.loadModel(model, menu.backend.value);
     } catch (err) {
       if (this.destroyed || this.modelMenu !== menu) return;
-      const ev =
-        err.event || errorEvent(`Could not load ${model}: ${err}`, `無法載入 ${model}：${err}`);
-      const title =
-        err.status === 409
-          ? `Not now (HTTP 409): ${model} was not loaded.`
-          : `${model} was not loaded.`;
+      const ev = err.event || tableError("menu.load_failed", { model, err });
+      const title = t(err.status === 409 ? "menu.not_now" : "menu.not_loaded", { model });
       showMessage(menu.msg, title, ev.message);
       this.updateLoadButton();
     }
@@ -679,26 +831,27 @@ class Panel {
       serverStatus.load && !serverStatus.load.done ? loadText(serverStatus.load, true) : null;
     let line;
     if (following)
-      line = `Live: ${following}`; // the stream's news is the freshest
-    else if (s.loading) line = `Live: loading ${s.loading_model || "a model"}…`;
+      line = t("live.following", { what: following }); // the stream's news is the freshest
+    else if (s.loading) line = t("live.loading", { model: s.loading_model || t("live.a_model") });
     else if (who && s.backend === "vllm")
-      line = `Live: ${who}, on vLLM${s.where ? " at " + s.where : ""}.`;
-    else if (who) line = `Live: ${who}, on this machine.`;
-    else if (s.ok === false || s.model === null)
-      line = "Live: no model is loaded; pick one in the model menu.";
-    else line = "Live: the demo server answers.";
+      line = t(s.where ? "live.vllm_at" : "live.vllm", { who, where: s.where });
+    else if (who) line = t("live.here", { who });
+    else if (s.ok === false || s.model === null) line = t("live.no_model");
+    else line = t("live.answers");
     menu.name.textContent =
-      following || (s.loading ? `loading ${s.loading_model || "…"}` : who || "none loaded");
+      following ||
+      (s.loading ? t("load.loading_short", { model: s.loading_model || "…" }) : who || t("menu.none"));
     if (this.shown !== line) {
       this.status.textContent = line;
       this.shown = line;
     }
     this.root.classList.toggle("al-gone", false);
-    if (s.error && !s.model && !s.loading) showMessage(menu.msg, "No model is loaded.", s.error);
+    if (s.error && !s.model && !s.loading) showMessage(menu.msg, t("menu.no_model"), s.error);
     if (prev && (prev.model !== s.model || prev.backend !== s.backend) && s.model) {
       menu.chosenBackend = null; // every tab follows the backend another tab picked
       this.applyDefaults({ ...(s.defaults || {}), ...(this.recorded || {}) });
       this.offerSwitches(s);
+      this.drawExamples(s);
       menu.chosen = null;
       this.fillMenu(false); // marks the new current model and selects it
     }
@@ -750,11 +903,12 @@ class Panel {
         input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
       else input.value = typeof defaults[s.key] === "number" ? String(defaults[s.key]) : "";
     }
+    this.sayFoldedSettings();
   }
 
   showGone() {
     if (this.destroyed || this.mode !== "live") return;
-    const line = "Live, but the demo server does not answer now (stopped?). Trying again…";
+    const line = t("live.gone");
     this.status.textContent = line;
     this.shown = line;
     this.root.classList.toggle("al-gone", true);
@@ -769,12 +923,12 @@ class Panel {
     if (load.done) {
       this.hideProgress();
       if (ev.type === "ready") {
-        const took = typeof ev.ms === "number" ? ` in ${(ev.ms / 1000).toFixed(1)} s` : "";
+        const key = typeof ev.ms === "number" ? "menu.ready_in" : "menu.ready";
         menu.msg.replaceChildren(
-          el("div", "al-model-ok", `${load.model} is loaded${took}, for every tab.`),
+          el("div", "al-model-ok", t(key, { model: load.model, s: (ev.ms / 1000).toFixed(1) })),
         );
       } else {
-        showMessage(menu.msg, `Loading ${load.model || "the model"} failed.`, ev.message);
+        showMessage(menu.msg, t("menu.load_error", { model: load.model || t("load.the_model") }), ev.message);
       }
       this.updateLoadButton();
       return;
@@ -792,7 +946,7 @@ class Panel {
     }
     menu.progressText.textContent = loadText(load, false);
     menu.name.textContent = loadText(load, true);
-    this.shown = `Live: ${loadText(load, true)}`;
+    this.shown = t("live.following", { what: loadText(load, true) });
     this.status.textContent = this.shown;
     this.root.classList.add("al-loading");
     this.updateLoadButton();
@@ -808,6 +962,7 @@ class Panel {
   // The panel back to one empty view: the next question starts a new conversation.
   endConversation() {
     this.conversationId = null;
+    this.turns = [];
     if (this.newConversationBtn) this.newConversationBtn.disabled = true;
     this.renderer.reset();
     this.renderer = new Renderer(this.view, this.rendererOptions);
@@ -815,11 +970,14 @@ class Panel {
 
   // A question as the turn it is: the reader's words, then the run that answers them, below the
   // turns before it in the same conversation.
-  newTurn(question) {
-    if (!this.conversationId) this.view.replaceChildren();
+  newTurn(question, again) {
+    if (!this.conversationId && !again) {
+      this.view.replaceChildren();
+      this.turns = [];
+    }
+    this.turns.push({ question, events: [] });
     const turn = el("div", "al-turn");
-    const asked = el("div", "al-asked");
-    asked.append(el("span", "al-k", "You asked"), el("div", "al-asked-text", question));
+    const asked = askedTurn(question);
     const answer = el("div", "al-turn-run");
     turn.append(asked, answer);
     this.view.append(turn);
@@ -834,6 +992,11 @@ class Panel {
     this.renderer.onDecision = (callId, approve) =>
       postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
     runBtn.disabled = true;
+    const turn = this.turns[this.turns.length - 1];
+    const show = (ev) => {
+      turn.events.push(ev);
+      this.renderer.push(ev);
+    };
     let started;
     try {
       const follow = this.conversationId ? { conversation_id: this.conversationId } : {};
@@ -841,9 +1004,7 @@ class Panel {
     } catch (err) {
       // An expired or unknown conversation (410, 404): the server says so; the next question starts anew.
       if (err.status === 410 || err.status === 404) this.conversationId = null;
-      this.renderer.push(
-        err.event || errorEvent(`Could not start the run: ${err}`, `無法開始執行：${err}`),
-      );
+      show(err.event || tableError("run.start_failed", { err }));
       runBtn.disabled = false;
       return;
     }
@@ -859,22 +1020,19 @@ class Panel {
       source.close();
       runBtn.disabled = false;
       stopBtn.disabled = true;
+      if (this.relabelPending) this.relabel();
     };
     source.onmessage = (e) => {
       const ev = parseEvent(e.data);
       if (!ev) return;
-      this.renderer.push(ev);
+      show(ev);
       if (ev.type === "run_end") finish();
     };
     // Closed here: an EventSource whose server is gone otherwise reconnects for ever.
     source.onerror = () => {
       if (this.source !== source) return;
       finish();
-      if (!this.renderer.ended) {
-        this.renderer.push(
-          errorEvent("The connection to the demo server was lost.", "與示範伺服器的連線中斷了。"),
-        );
-      }
+      if (!this.renderer.ended) show(tableError("run.lost"));
     };
   }
 }
@@ -899,6 +1057,10 @@ function initAll() {
 }
 
 onEveryPage(initAll);
+onLang(() => {
+  hidePopover();
+  for (const p of Array.from(panels)) p.relabel();
+});
 window.addEventListener("pagehide", () => {
   for (const p of Array.from(panels)) p.closeStream();
   serverStatus.stop();

@@ -4,6 +4,7 @@
    while drawing, and HTML from event text (everything goes in through textContent). */
 
 import { asText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
+import { lang, pick, t, tableError } from "./i18n.js";
 
 // The one shared popover: built once, filled when a token is hovered, focused or clicked.
 
@@ -27,51 +28,75 @@ function row(table, cells, cls) {
   table.append(tr);
 }
 
-function fillPopover(box, ev) {
+function fillPopover(box, ev, mtp) {
   box.replaceChildren();
   const head = el("div", "al-pop-head");
   head.append(el("code", "al-pop-piece", showPiece(ev.piece)));
-  if (ev.special) head.append(el("span", "al-badge", "special"));
-  if (ev.drafted) head.append(el("span", "al-badge", "drafted"));
-  if (ev.forced) head.append(el("span", "al-badge", "forced"));
+  if (ev.special) head.append(el("span", "al-badge", t("tok.special")));
+  if (ev.drafted) head.append(el("span", "al-badge", t("tok.drafted")));
+  if (ev.forced) head.append(el("span", "al-badge", t("tok.forced")));
   box.append(head);
   const facts = el("table", "al-pop-facts");
   row(facts, ["id", fmtNum(ev.id)]);
-  row(facts, ["channel", ev.channel || "—"]);
+  row(facts, [t("pop.channel"), CHANNELS.includes(ev.channel) ? t(`ch.${ev.channel}`) : ev.channel || "—"]);
   row(facts, ["p", fmtP(ev.p)]);
   row(facts, ["logprob", fmtLogprob(ev.logprob)]);
   // A server that tells ranks only inside its top N (vLLM's /v1/completions) sends rank null and
   // rank_beyond N.
-  row(facts, ["rank", ev.rank == null && ev.rank_beyond ? `below ${ev.rank_beyond}` : fmtNum(ev.rank)]);
+  row(facts, [
+    t("pop.rank"),
+    ev.rank == null && ev.rank_beyond ? t("pop.below", { n: ev.rank_beyond }) : fmtNum(ev.rank),
+  ]);
   row(facts, ["p_sampled", fmtP(ev.p_sampled)]);
   row(facts, [
-    "kept",
-    ev.kept === null || ev.kept === undefined ? "—" : `${fmtNum(ev.kept)} candidates`,
+    t("pop.kept"),
+    ev.kept === null || ev.kept === undefined ? "—" : t("pop.candidates", { n: fmtNum(ev.kept) }),
   ]);
   box.append(facts);
   const top = Array.isArray(ev.top) ? ev.top : [];
   if (top.length) {
-    box.append(el("div", "al-pop-sub", `top ${top.length} (the model's own distribution)`));
-    const t = el("table", "al-pop-top");
-    row(t, ["", "piece", "p", "kept"], "al-pop-th");
-    top.forEach((c, i) => {
-      row(
-        t,
-        // null: not known here (a backend that does not hold the logits)
-        [String(i + 1), showPiece(c.piece), fmtP(c.p), c.kept == null ? "—" : c.kept ? "yes" : "no"],
-        c.id === ev.id ? "al-chosen" : null,
-      );
-    });
-    box.append(t);
+    box.append(el("div", "al-pop-sub", t("pop.top", { n: top.length })));
+    box.append(topBars(top, ev.id));
   }
-  if (ev.src) box.append(el("div", "al-pop-sub", `sent by ${ev.src}`));
+  // MTP: which round guessed this token, or which guess the model turned down in its place.
+  if (mtp && mtp.guess !== undefined)
+    box.append(el("div", "al-pop-sub al-pop-mtp", t("pop.turned_down", { round: mtp.round, piece: showPiece(mtp.guess) })));
+  else if (mtp) box.append(el("div", "al-pop-sub al-pop-mtp", t("pop.kept_guess", mtp)));
+  if (ev.src) box.append(el("div", "al-pop-sub", t("pop.sent_by", { src: ev.src })));
+}
+
+// The top candidates as bars: each one's probability as a bar's length, the chosen token marked,
+// those sampling's rules cut (kept false) faded.
+function topBars(top, chosenId) {
+  const list = el("div", "al-pop-top");
+  list.setAttribute("role", "list");
+  top.forEach((c, i) => {
+    const item = el("div", "al-pbar-row" + (c.id === chosenId ? " al-chosen" : ""));
+    item.setAttribute("role", "listitem");
+    if (c.kept === false) item.classList.add("al-cut");
+    const bar = el("span", "al-pbar");
+    const fill = el("span", "al-pbar-fill");
+    fill.style.width = `${(100 * Math.max(0, Math.min(1, Number(c.p) || 0))).toFixed(1)}%`;
+    bar.append(fill);
+    // null: not known here (a backend that does not hold the logits)
+    const kept = c.kept == null ? "" : c.kept ? "" : t("pop.cut");
+    item.append(
+      el("span", "al-pbar-rank", String(i + 1)),
+      el("code", "al-pbar-piece", showPiece(c.piece)),
+      bar,
+      el("span", "al-pbar-p", fmtP(c.p)),
+      el("span", "al-pbar-note", c.id === chosenId ? t("pop.chosen") : kept),
+    );
+    list.append(item);
+  });
+  return list;
 }
 
 function showPopover(span) {
   const ev = span._al;
   if (!ev) return;
   const box = popoverEl();
-  if (popoverFor !== span) fillPopover(box, ev);
+  if (popoverFor !== span) fillPopover(box, ev, span._mtp);
   popoverFor = span;
   box.hidden = false;
   span.setAttribute("aria-describedby", box.id);
@@ -96,6 +121,51 @@ export function hidePopover() {
 // (the run waits for it), its decision, the end, and an error.
 const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
 const TAB_EVENTS = new Set(["run_start", "context", "prefill", "model_end"]);
+// What a step's timeline draws whatever data-show says: its phases and their ms.
+const TIMELINE_EVENTS = new Set(["prefill", "model_end", "tool_result"]);
+// The channels of events.py's CHANNELS, each named in the string table (ch.<name>).
+const CHANNELS = ["content", "thought", "tool_call", "control"];
+// The roles of a conversation in the order the context bar draws them (its colours are
+// panel.css's .al-role-<role>); a role not listed here comes after them.
+const ROLES = ["system", "user", "assistant", "tool"];
+
+// A call id as the reader says it: "1.0" is step 1's first call, pi's "call_1_0" the same.
+export function callName(id) {
+  const m = /^(?:call_)?(\d+)[._](\d+)$/.exec(String(id ?? ""));
+  return m ? t("call.name", { step: m[1], n: Number(m[2]) + 1 }) : String(id ?? "?");
+}
+
+// A role's name in the reader's language (an unknown one as it is).
+function roleName(role) {
+  return ROLES.includes(role) ? t(`role.${role}`) : role;
+}
+
+// The context's tokens by role, as one bar: each role's share of the model's limit, in ROLES'
+// order, with a legend of the counts. Without role_tokens (an older recording) one bar of all.
+function roleBar(ev) {
+  const limit = ev.context_length > 0 ? ev.context_length : ev.n_tokens || 1;
+  const meter = el("div", "al-meter");
+  const legend = el("div", "al-role-legend");
+  const counts =
+    ev.role_tokens && typeof ev.role_tokens === "object" ? ev.role_tokens : { all: ev.n_tokens };
+  const order = Object.keys(counts).sort(
+    (a, b) => (ROLES.indexOf(a) + 1 || 99) - (ROLES.indexOf(b) + 1 || 99),
+  );
+  for (const role of order) {
+    const n = Number(counts[role]) || 0;
+    const cls = `al-role-${String(role).replace(/[^a-z_]/gi, "")}`;
+    const part = el("div", `al-meter-used ${cls}`);
+    part.style.width = `${((100 * Math.min(n, limit)) / limit).toFixed(2)}%`;
+    const name = role === "all" ? t("ctx.all") : roleName(role);
+    part.title = t("ctx.role_tokens", { role: name, n: fmtNum(n) });
+    meter.append(part);
+    const item = el("span", "al-role-item");
+    item.append(el("span", `al-swatch ${cls}`), `${name} ${fmtNum(n)}`);
+    legend.append(item);
+  }
+  meter.title = t("ctx.of_limit", { n: fmtNum(ev.n_tokens), limit: fmtNum(ev.context_length) });
+  return { meter, legend };
+}
 
 // A log-probability to 3 decimals; one that rounds to zero reads "0.000", not "-0.000".
 function fmtLogprob(x) {
@@ -118,6 +188,13 @@ function drawArgs(args) {
   return box;
 }
 
+// The reader's question as the turn it is: "You asked", then the words.
+export function askedTurn(question) {
+  const asked = el("div", "al-asked");
+  asked.append(el("span", "al-k", t("turn.asked")), el("div", "al-asked-text", question));
+  return asked;
+}
+
 // The seed's two tabs beside the step cards, from the events the run already sends: Model (what
 // ran and, per step, its prefill and decode) and Context (the prompt as the model last read it, the
 // part its step added marked, and the tokens it used of the model's limit). Left out: per-role
@@ -128,12 +205,8 @@ class RunTabs {
     this.bar.setAttribute("role", "tablist");
     this.buttons = {};
     this.panes = {};
-    for (const [key, label] of [
-      ["steps", "Steps"],
-      ["model", "Model"],
-      ["context", "Context"],
-    ]) {
-      const button = el("button", "al-tab", label);
+    for (const key of ["steps", "model", "context"]) {
+      const button = el("button", "al-tab", t(`tab.${key}`));
       button.type = "button";
       button.setAttribute("role", "tab");
       button.dataset.tab = key;
@@ -146,12 +219,12 @@ class RunTabs {
     this.modelFacts = el("div", "al-run");
     this.table = el("table", "al-step-table");
     const head = el("tr");
-    for (const h of ["step", "prefill tokens", "prefill ms", "tokens written", "decode ms", "tokens/s"])
-      head.append(el("th", null, h));
+    for (const h of ["step", "prefill_tokens", "prefill_ms", "written", "decode_ms", "tok_s"])
+      head.append(el("th", null, t(`model.th_${h}`)));
     this.table.append(head);
     this.rows = new Map();
     this.panes.model.append(this.modelFacts, this.table);
-    this.panes.context.append(el("div", "al-note", "The context appears when a step starts."));
+    this.panes.context.append(el("div", "al-note", t("ctx.appears")));
     this.select("steps");
   }
 
@@ -177,9 +250,9 @@ class RunTabs {
   note(ev) {
     if (ev.type === "run_start") {
       this.modelFacts.replaceChildren();
-      kv(this.modelFacts, "model", ev.model);
-      kv(this.modelFacts, "family", ev.family);
-      kv(this.modelFacts, "harness", ev.harness);
+      kv(this.modelFacts, t("k.model"), ev.model);
+      kv(this.modelFacts, t("k.family"), ev.family);
+      kv(this.modelFacts, t("k.harness"), ev.harness);
     } else if (ev.type === "prefill") {
       const cells = this.row(ev.step);
       cells[1].textContent = fmtNum(ev.n_tokens);
@@ -198,21 +271,16 @@ class RunTabs {
     const pane = this.panes.context;
     pane.replaceChildren();
     const facts = el("div", "al-run");
-    kv(facts, "step", String(ev.step));
-    kv(facts, "tokens", `${fmtNum(ev.n_tokens)} of ${fmtNum(ev.context_length)}`);
-    const meter = el("div", "al-meter");
-    const used = el("div", "al-meter-used");
-    const share = ev.context_length > 0 ? Math.min(1, ev.n_tokens / ev.context_length) : 0;
-    used.style.width = `${(100 * share).toFixed(2)}%`;
-    meter.append(used);
-    meter.title = `${ev.n_tokens} of ${ev.context_length} tokens`;
+    kv(facts, t("k.step"), String(ev.step));
+    kv(facts, t("k.tokens"), t("ctx.of_limit", { n: fmtNum(ev.n_tokens), limit: fmtNum(ev.context_length) }));
+    const { meter, legend } = roleBar(ev);
     const prompt = String(ev.prompt || "");
     const cut = Math.max(0, Math.min(prompt.length, ev.added_from || 0));
     const pre = el("pre", "al-pre al-context-text");
     const added = el("mark", "al-added", prompt.slice(cut));
-    added.title = `What step ${ev.step} added`;
+    added.title = t("ctx.step_added", { step: ev.step });
     pre.append(prompt.slice(0, cut), added);
-    pane.append(facts, meter, pre);
+    pane.append(facts, meter, legend, pre);
   }
 }
 
@@ -226,6 +294,7 @@ export class Renderer {
     this.show = o.show && o.show.size ? o.show : null;
     this.sourcePattern = o.sourcePattern || null;
     this.onDecision = o.onDecision || null;
+    this.drawQuestion = Boolean(o.drawQuestion); // a replay draws run_start's question as the reader's turn
     this.queue = [];
     this.frame = 0;
     this.reset();
@@ -240,14 +309,17 @@ export class Renderer {
     this.ended = false;
     this.count = 0;
     this.root.replaceChildren();
+    this.askedBox = el("div", "al-asked-box"); // a replay's question, as the reader's turn
     this.header = el("div", "al-header");
     this.stepsBox = el("div", "al-steps");
     this.endBox = el("div", "al-end");
     this.tabs = new RunTabs();
     this.tabs.panes.steps.append(this.stepsBox);
     const { steps, model, context } = this.tabs.panes;
-    this.root.append(this.header, this.tabs.bar, steps, model, context, this.endBox);
+    this.root.append(this.askedBox, this.header, this.tabs.bar, steps, model, context, this.endBox);
     this.legendShown = false;
+    this.askedShown = !this.drawQuestion;
+    this.slowest = 1; // the longest step's ms so far: every timeline is drawn to its scale
     this.legendMarks = new Set(); // the marks (drafted, forced) the legend explains so far
     if (popoverFor && this.root.contains(popoverFor)) hidePopover();
   }
@@ -277,16 +349,12 @@ export class Renderer {
       this.count++;
       if (!ev || typeof ev !== "object") continue;
       if (TAB_EVENTS.has(ev.type)) this.tabs.note(ev); // the tabs read them whatever data-show says
+      if (TIMELINE_EVENTS.has(ev.type)) this.timeline(ev);
       if (this.show && !this.show.has(ev.type) && !ALWAYS_SHOWN.has(ev.type)) continue;
       try {
         this.draw(ev, open);
       } catch (err) {
-        this.drawError({
-          message: {
-            en: `Cannot draw a ${ev.type} event: ${err}`,
-            zh: `無法顯示 ${ev.type} 事件：${err}`,
-          },
-        });
+        this.drawError(tableError("render.failed", { type: ev.type, err }));
       }
     }
     for (const st of open) this.commit(st);
@@ -306,6 +374,8 @@ export class Renderer {
         return this.drawPrefill(ev);
       case "token":
         return this.drawToken(ev, open);
+      case "draft":
+        return this.drawDraft(ev);
       case "delta":
         return this.drawDelta(ev, open);
       case "model_end":
@@ -338,7 +408,7 @@ export class Renderer {
     if (!st) {
       const card = el("details", "al-step");
       card.open = true;
-      const summary = el("summary", "al-step-title", key === "-" ? "Run" : `Step ${key}`);
+      const summary = el("summary", "al-step-title", key === "-" ? t("step.run") : t("step.n", { n: key }));
       const body = el("div", "al-step-body");
       card.append(summary, body);
       this.stepsBox.append(card);
@@ -351,6 +421,11 @@ export class Renderer {
         segChannel: null,
         line: null,
         spans: [],
+        phases: {}, // prefill, decode, tool: ms, for the timeline
+        timeline: null,
+        rounds: null, // MTP: the draft events' box
+        turnedDown: new Map(), // token index -> the guess the model turned down there
+        roundAt: new Map(), // token index -> [round, guess] for each kept guess
       };
       this.steps.set(key, st);
     }
@@ -365,66 +440,82 @@ export class Renderer {
     else this.step(ev.step).body.append(node);
   }
 
+  // The run's facts, and its settings as one line that opens (the names are the harness's own,
+  // RunSettings' fields, as the reader would set them in the live form).
   drawRunStart(ev) {
     this.header.replaceChildren();
+    if (!this.askedShown && typeof ev.question === "string" && ev.question) {
+      this.askedShown = true;
+      this.askedBox.replaceChildren(askedTurn(ev.question));
+    }
     const line = el("div", "al-run");
-    kv(line, "model", ev.model);
-    kv(line, "family", ev.family);
-    kv(line, "harness", ev.harness);
-    kv(line, "run", ev.run_id);
-    this.header.append(line);
-    const tools = el("div", "al-run");
+    kv(line, t("k.model"), ev.model);
+    kv(line, t("k.family"), ev.family);
+    kv(line, t("k.harness"), ev.harness);
+    kv(line, t("k.run"), ev.run_id);
     kv(
-      tools,
-      "tools",
+      line,
+      t("k.tools"),
       Array.isArray(ev.tools) && ev.tools.length
-        ? ev.tools.map((t) => (typeof t === "string" ? t : t.name || JSON.stringify(t))).join(", ")
-        : "none",
+        ? ev.tools.map((x) => (typeof x === "string" ? x : x.name || JSON.stringify(x))).join(", ")
+        : t("k.none"),
     );
-    this.header.append(tools);
+    this.header.append(line);
     if (ev.settings && typeof ev.settings === "object") {
-      const s = el("div", "al-run al-settings");
-      for (const [k, v] of Object.entries(ev.settings)) {
-        if (k === "tools") continue; // the line above names them
-        kv(s, k, typeof v === "object" ? JSON.stringify(v) : String(v));
-      }
-      this.header.append(s);
+      const d = el("details", "al-settings");
+      const summary = el("summary", "al-settings-summary");
+      const entries = Object.entries(ev.settings).filter(([k]) => k !== "tools");
+      // The few a reader looks at first, in the closed line; all of them once it opens.
+      const brief = entries
+        .filter(([k]) => ["temperature", "top_k", "top_p", "thinking", "max_steps"].includes(k))
+        .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
+        .join(" · ");
+      summary.append(el("span", "al-k", t("k.settings")), " ", el("span", "al-v", brief));
+      const s = el("div", "al-run");
+      for (const [k, v] of entries) kv(s, k, typeof v === "object" ? JSON.stringify(v) : String(v));
+      d.append(summary, s);
+      this.header.append(d);
     }
     if (ev.src) this.header.append(sourceLink(ev.src, this.sourcePattern));
   }
 
+  // The prompt this step read, as one line that opens: its tokens by role (a bar, as the Context
+  // tab draws it) and how much is new, then the text with the new part marked.
   drawContext(ev) {
     const d = el("details", "al-box al-context");
-    const s = el("summary", "al-title");
-    s.append(el("span", null, "Context"));
+    const s = el("summary", "al-title al-context-summary");
+    s.append(el("span", "al-context-name", t("ctx.title")));
     const facts = el("span", "al-facts");
     kv(
       facts,
-      "tokens",
+      t("k.tokens"),
       ev.context_length
         ? `${fmtNum(ev.n_tokens)} / ${fmtNum(ev.context_length)}`
         : fmtNum(ev.n_tokens),
     );
-    if (ev.roles && typeof ev.roles === "object") {
+    const byRole = ev.role_tokens && typeof ev.role_tokens === "object" ? ev.role_tokens : null;
+    const roles = byRole || (ev.roles && typeof ev.roles === "object" ? ev.roles : null);
+    if (roles) {
       kv(
         facts,
-        "roles",
-        Object.entries(ev.roles)
-          .map(([r, n]) => `${r} ${n}`)
+        t(byRole ? "ctx.role_tokens_k" : "ctx.roles_k"),
+        Object.entries(roles)
+          .map(([r, n]) => `${roleName(r)} ${fmtNum(n)}`)
           .join(", "),
       );
     }
     if (ev.media_tokens && !(typeof ev.media_tokens === "object" && !Object.keys(ev.media_tokens).length))
       kv(
         facts,
-        "media tokens",
+        t("ctx.media"),
         typeof ev.media_tokens === "object"
           ? JSON.stringify(ev.media_tokens)
           : fmtNum(ev.media_tokens),
       );
     const prompt = typeof ev.prompt === "string" ? ev.prompt : asText(ev.prompt);
     const from = Math.max(0, Math.min(prompt.length, Number(ev.added_from) || 0));
-    kv(facts, "new this step", `${fmtNum(prompt.length - from)} characters`);
+    kv(facts, t("ctx.new"), t("ctx.chars", { n: fmtNum(prompt.length - from) }));
+    if (byRole) s.append(roleBar(ev).meter); // the share of each role, at a glance, in the line
     s.append(facts);
     d.append(s);
     // The prompt can be long: it is put in the page only when the reader opens it.
@@ -434,7 +525,7 @@ export class Renderer {
       const pre = el("pre", "al-prompt");
       pre.append(document.createTextNode(prompt.slice(0, from)));
       const mark = el("mark", "al-added", prompt.slice(from));
-      mark.title = "Added in this step";
+      mark.title = t("ctx.added");
       pre.append(mark);
       d.append(pre);
     });
@@ -443,7 +534,7 @@ export class Renderer {
 
   drawRequest(ev) {
     const d = el("details", "al-box al-request");
-    d.append(el("summary", "al-title", "Request pi sent to the model"));
+    d.append(el("summary", "al-title", t("req.title")));
     d.addEventListener("toggle", () => {
       if (!d.open || d._built) return;
       d._built = true;
@@ -454,13 +545,21 @@ export class Renderer {
 
   drawPrefill(ev) {
     const line = el("div", "al-line al-prefill");
-    line.append(el("span", "al-title", "Prefill"));
+    line.append(el("span", "al-title", t("prefill.title")));
     // The tokens the cache kept from the last step were not computed again (chapter 8).
     // reused is null where the backend cannot tell (a vLLM server keeps its own prefix cache).
     const reused = ev.reused || 0;
-    if (ev.reused === null || ev.reused === undefined) kv(line, "tokens", fmtNum(ev.n_tokens));
-    else kv(line, "computed", `${fmtNum(ev.n_tokens - reused)} of ${fmtNum(ev.n_tokens)} tokens` +
-      (reused ? ` (${fmtNum(reused)} reused)` : ""));
+    if (ev.reused === null || ev.reused === undefined) kv(line, t("k.tokens"), fmtNum(ev.n_tokens));
+    else
+      kv(
+        line,
+        t("prefill.computed"),
+        t(reused ? "prefill.of_reused" : "prefill.of", {
+          n: fmtNum(ev.n_tokens - reused),
+          total: fmtNum(ev.n_tokens),
+          reused: fmtNum(reused),
+        }),
+      );
     kv(line, "ms", fmtNum(ev.ms));
     this.place(ev, line);
   }
@@ -469,9 +568,9 @@ export class Renderer {
     if (this.legendShown) return;
     this.legendShown = true;
     const box = el("div", "al-legend");
-    box.append(el("span", "al-k", "p of each token:"));
+    box.append(el("span", "al-k", t("legend.p")));
     for (const bin of P_BINS) box.append(el("span", `al-tok ${bin.cls}`, bin.label));
-    box.append(el("span", "al-hint", "Hover, click or focus a token (then ← →) for its details."));
+    box.append(el("span", "al-hint", t("legend.hint")));
     this.header.after(box);
     this.legendBox = box;
   }
@@ -492,10 +591,7 @@ export class Renderer {
     if (!st.stream) {
       st.stream = el("div", "al-stream");
       st.stream.tabIndex = 0;
-      st.stream.setAttribute(
-        "aria-label",
-        "Generated tokens. Use the arrow keys to inspect each token.",
-      );
+      st.stream.setAttribute("aria-label", t("stream.label"));
       st.stream._alStep = st;
       st.body.append(st.stream);
       this.legend();
@@ -513,6 +609,7 @@ export class Renderer {
     this.commit(st);
     const seg = el("div", `al-seg al-ch-${ch.replace(/[^a-z_]/gi, "")}`);
     seg.dataset.channel = ch;
+    seg.dataset.label = CHANNELS.includes(ch) ? t(`ch.${ch}`) : ch; // drawn by panel.css
     this.stream(st).append(seg);
     st.seg = seg;
     st.segChannel = ch;
@@ -548,11 +645,15 @@ export class Renderer {
     if (ev.special) cls += " al-special";
     if (ev.drafted) {
       cls += " al-drafted";
-      this.legendMark("al-drafted", "drafted: the drafter's guess, kept by the model (chapter 10)");
+      this.legendMark("al-drafted", t("legend.drafted"));
+    }
+    if (st.turnedDown.has(ev.index)) {
+      cls += " al-corrected";
+      this.legendMark("al-corrected", t("legend.corrected"));
     }
     if (ev.forced) {
       cls += " al-forced";
-      this.legendMark("al-forced", "forced: written by the harness, scored by the model");
+      this.legendMark("al-forced", t("legend.forced"));
     }
     span.className = cls;
     // A special token shows its piece; a token that is part of a character split across byte tokens
@@ -560,6 +661,8 @@ export class Renderer {
     const text = ev.special ? String(ev.piece ?? "") : ev.text || "";
     span.textContent = text;
     span._al = ev;
+    if (st.roundAt.size || st.turnedDown.size)
+      span._mtp = st.roundAt.get(ev.index) || st.turnedDown.get(ev.index) || null;
     span._i = st.spans.length;
     st.spans.push(span);
     (st.lineLive ? st.frag : st.line).append(span);
@@ -575,6 +678,82 @@ export class Renderer {
     if (text.endsWith("\n")) this.newLine(st);
   }
 
+  // An MTP round (chapter 10): the drafter's guesses for the tokens from ev.index on, and how many
+  // the model kept. Drawn as a row of a per-step box, each guess a chip: kept ones marked, the one
+  // turned down struck through, the rest (never checked) faded. The tokens it produced learn which
+  // round made them, for their popovers.
+  drawDraft(ev) {
+    const st = this.step(ev.step);
+    const guessed = Array.isArray(ev.guessed) ? ev.guessed : [];
+    const kept = Math.max(0, Math.min(guessed.length, Number(ev.kept) || 0));
+    if (!st.rounds) {
+      const box = el("details", "al-box al-rounds");
+      const summary = el("summary", "al-title");
+      const list = el("div", "al-round-list");
+      box.append(summary, list);
+      st.body.append(box);
+      st.rounds = { box, summary, list, n: 0, guessed: 0, kept: 0 };
+    }
+    const r = st.rounds;
+    r.n++;
+    r.guessed += guessed.length;
+    r.kept += kept;
+    r.summary.textContent = t("mtp.summary", { n: r.n, kept: r.kept, guessed: r.guessed });
+    const row = el("div", "al-round");
+    row.append(el("span", "al-round-n", t("mtp.round", { n: r.n })));
+    guessed.forEach((g, i) => {
+      const state = i < kept ? "al-guess-kept" : i === kept ? "al-guess-down" : "al-guess-unseen";
+      const chip = el("span", `al-guess ${state}`, g.text === undefined ? showPiece(g.piece) : g.text);
+      chip.title = t(`mtp.${state.slice(9)}`, { piece: showPiece(g.piece), id: g.id });
+      row.append(chip);
+      if (i < kept) st.roundAt.set(ev.index + i, { round: r.n, i: i + 1, of: guessed.length });
+    });
+    if (kept < guessed.length)
+      st.turnedDown.set(ev.index + kept, { round: r.n, guess: guessed[kept].piece });
+    row.append(el("span", "al-round-kept", t("mtp.kept_of", { kept, n: guessed.length })));
+    r.list.append(row);
+  }
+
+  // A step's timeline: prefill, decode and each tool call as bars of their ms, on one scale for
+  // the whole run (the slowest step fills the width), so steps can be compared at a glance.
+  timeline(ev) {
+    if (ev.step === undefined || ev.step === null) return;
+    const st = this.step(ev.step);
+    const phase = ev.type === "prefill" ? "prefill" : ev.type === "model_end" ? "decode" : "tool";
+    const ms = Number(ev.type === "model_end" ? ev.decode_ms : ev.ms) || 0;
+    st.phases[phase] = (st.phases[phase] || 0) + ms;
+    if (!st.timeline) {
+      st.timeline = el("div", "al-timeline");
+      st.timeline.setAttribute("role", "img");
+      st.body.prepend(st.timeline);
+    }
+    const total = Object.values(st.phases).reduce((a, b) => a + b, 0);
+    if (total > this.slowest) {
+      this.slowest = total;
+      for (const other of this.steps.values()) if (other !== st && other.timeline) this.drawTimeline(other);
+    }
+    this.drawTimeline(st);
+  }
+
+  drawTimeline(st) {
+    const parts = [];
+    const labels = [];
+    for (const phase of ["prefill", "decode", "tool"]) {
+      const ms = st.phases[phase];
+      if (ms === undefined) continue;
+      const bar = el("span", `al-phase al-phase-${phase}`);
+      bar.style.width = `${((100 * ms) / this.slowest).toFixed(2)}%`;
+      const text = t("phase.ms", { phase: t(`phase.${phase}`), ms: fmtNum(Math.round(ms)) });
+      bar.title = text;
+      parts.push(bar);
+      labels.push(text);
+    }
+    const track = el("span", "al-phase-track");
+    track.append(...parts);
+    st.timeline.replaceChildren(track, el("span", "al-phase-text", labels.join(" · ")));
+    st.timeline.setAttribute("aria-label", labels.join(", "));
+  }
+
   drawModelEnd(ev, open) {
     const st = this.step(ev.step);
     this.commit(st);
@@ -582,28 +761,30 @@ export class Renderer {
     st.segChannel = null;
     open.delete(st);
     const line = el("div", "al-line al-model-end");
-    line.append(el("span", "al-title", "Model done"));
-    kv(line, "finish", ev.finish);
-    if (ev.stop_piece) kv(line, "stop", ev.stop_piece);
-    kv(line, "tokens", fmtNum(ev.n_tokens));
-    kv(line, "decode ms", fmtNum(ev.decode_ms));
+    line.append(el("span", "al-title", t("end.model_done")));
+    kv(line, t("end.finish"), ev.finish);
+    if (ev.stop_piece) kv(line, t("end.stop"), ev.stop_piece);
+    kv(line, t("k.tokens"), fmtNum(ev.n_tokens));
+    kv(line, t("end.decode_ms"), fmtNum(ev.decode_ms));
     kv(line, "tok/s", fmtNum(ev.tok_per_s));
     if (ev.mtp && typeof ev.mtp === "object") {
       kv(
         line,
         "MTP",
-        Object.entries(ev.mtp)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(", "),
+        t("end.mtp", {
+          accepted: fmtNum(ev.mtp.accepted),
+          drafted: fmtNum(ev.mtp.drafted),
+          forwards: fmtNum(ev.mtp.forwards),
+        }),
       );
       // The figure drafting is for: tokens per forward pass of the model (1.0 without a drafter).
       if (ev.mtp.forwards > 0)
-        kv(line, "tokens per pass", (ev.n_tokens / ev.mtp.forwards).toFixed(2));
+        kv(line, t("end.per_pass"), (ev.n_tokens / ev.mtp.forwards).toFixed(2));
     }
-    if (ev.usage) kv(line, "usage", asText(ev.usage).replace(/\s+/g, " "));
+    if (ev.usage) kv(line, t("end.usage"), asText(ev.usage).replace(/\s+/g, " "));
     if (ev.raw) {
       const d = el("details", "al-raw");
-      d.append(el("summary", null, "raw output"));
+      d.append(el("summary", null, t("end.raw")));
       d.addEventListener("toggle", () => {
         if (!d.open || d._built) return;
         d._built = true;
@@ -617,8 +798,8 @@ export class Renderer {
   drawToolCall(ev) {
     const box = el("div", "al-box al-tool-call" + (ev.error ? " al-is-error" : ""));
     const title = el("div", "al-title");
-    title.append("Tool call ", el("code", null, ev.name || "?"));
-    kv(title, "id", ev.call_id);
+    title.append(t("call.title"), " ", el("code", null, ev.name || "?"));
+    kv(title, null, callName(ev.call_id), "al-call-id");
     box.append(title, drawArgs(ev.args));
     if (ev.error) box.append(el("div", "al-error-text", asText(ev.error)));
     this.place(ev, box);
@@ -627,22 +808,18 @@ export class Renderer {
   drawPermission(ev) {
     const box = el("div", "al-box al-permission");
     const title = el("div", "al-title");
-    title.append("Permission for call ", el("code", null, ev.call_id));
-    const approve = el("button", "al-btn al-approve", "Approve");
-    const deny = el("button", "al-btn al-deny", "Deny");
+    title.append(t("perm.title", { call: callName(ev.call_id) }));
+    const approve = el("button", "al-btn al-approve", t("perm.approve"));
+    const deny = el("button", "al-btn al-deny", t("perm.deny"));
     approve.type = deny.type = "button";
-    const note = el(
-      "span",
-      "al-note-inline",
-      this.onDecision ? "The run waits for your decision." : "Waiting for the decision…",
-    );
+    const note = el("span", "al-note-inline", t(this.onDecision ? "perm.waits" : "perm.waiting"));
     const live = Boolean(this.onDecision);
     approve.disabled = deny.disabled = !live;
     const decide = (yes) => {
       approve.disabled = deny.disabled = true;
-      note.textContent = "Sending…";
+      note.textContent = t("perm.sending");
       Promise.resolve(this.onDecision(ev.call_id, yes)).catch((err) => {
-        note.textContent = `Not sent: ${err}`;
+        note.textContent = t("perm.not_sent", { err });
         approve.disabled = deny.disabled = false;
       });
     };
@@ -659,8 +836,8 @@ export class Renderer {
 
   drawDecision(ev) {
     const p = this.permissions.get(ev.call_id);
-    const by = ev.by === "auto" ? " automatically (auto-approve)" : ev.by ? ` by ${ev.by}` : "";
-    const text = `${ev.approved ? "Approved" : "Denied"}${by}`;
+    const who = ev.by === "auto" ? "auto" : ev.by === "reader" ? "reader" : ev.by ? "other" : "none";
+    const text = t(`perm.${ev.approved ? "approved" : "denied"}_${who}`, { by: ev.by });
     if (p) {
       p.approve.disabled = p.deny.disabled = true;
       (ev.approved ? p.approve : p.deny).classList.add("al-chosen");
@@ -671,8 +848,8 @@ export class Renderer {
     }
     const line = el("div", "al-line al-decision");
     line.append(
-      el("span", "al-title", "Decision"),
-      el("span", null, `${text} (call ${ev.call_id})`),
+      el("span", "al-title", t("perm.decision")),
+      el("span", null, `${text} (${callName(ev.call_id)})`),
     );
     this.place(ev, line);
   }
@@ -680,8 +857,8 @@ export class Renderer {
   drawToolResult(ev) {
     const box = el("div", "al-box al-tool-result" + (ev.is_error ? " al-is-error" : ""));
     const title = el("div", "al-title");
-    title.append(ev.is_error ? "Tool error " : "Tool result ", el("code", null, ev.name || "?"));
-    kv(title, "id", ev.call_id);
+    title.append(t(ev.is_error ? "result.error" : "result.title"), " ", el("code", null, ev.name || "?"));
+    kv(title, null, callName(ev.call_id), "al-call-id");
     kv(title, "ms", fmtNum(ev.ms));
     box.append(title, el("pre", "al-pre", asText(ev.output)));
     this.place(ev, box);
@@ -693,17 +870,17 @@ export class Renderer {
     for (const p of this.permissions.values()) {
       if (p.box.classList.contains("al-approved") || p.box.classList.contains("al-denied")) continue;
       p.approve.disabled = p.deny.disabled = true;
-      p.note.textContent = "Not answered: the run ended first.";
+      p.note.textContent = t("perm.unanswered");
       p.box.classList.add("al-unanswered");
     }
     const box = el("div", "al-box al-run-end");
-    const title = el("div", "al-title", "Run ended");
-    kv(title, "stop reason", ev.stop_reason);
-    kv(title, "steps", fmtNum(ev.steps));
+    const title = el("div", "al-title", t("run.ended"));
+    kv(title, t("run.stop_reason"), ev.stop_reason);
+    kv(title, t("run.steps"), fmtNum(ev.steps));
     kv(title, "ms", fmtNum(ev.ms));
     box.append(title);
     if (ev.final !== null && ev.final !== undefined && ev.final !== "") {
-      box.append(el("div", "al-k", "Final answer"), el("div", "al-final", asText(ev.final)));
+      box.append(el("div", "al-k", t("run.final")), el("div", "al-final", asText(ev.final)));
     }
     if (ev.src) box.append(sourceLink(ev.src, this.sourcePattern));
     this.endBox.append(box);
@@ -714,17 +891,13 @@ export class Renderer {
     box.setAttribute("role", "alert");
     const m =
       ev.message && typeof ev.message === "object" ? ev.message : { en: asText(ev.message) };
-    const en = el("div", "al-error-text", m.en || "");
-    en.lang = "en";
-    box.append(el("div", "al-title", "Error"), en);
-    if (m.zh) {
-      const zh = el("div", "al-error-text", m.zh);
-      zh.lang = "zh-Hant";
-      box.append(zh);
-    }
+    // The server sends both languages: the one the reader chose is shown.
+    const text = el("div", "al-error-text", pick(m));
+    text.lang = lang();
+    box.append(el("div", "al-title", t("error.title")), text);
     if (ev.detail) {
       const d = el("details", "al-raw");
-      d.append(el("summary", null, "detail"), el("pre", "al-pre", asText(ev.detail)));
+      d.append(el("summary", null, t("error.detail")), el("pre", "al-pre", asText(ev.detail)));
       box.append(d);
     }
     this.place(ev, box);

@@ -6,6 +6,7 @@
    Leaves out: the form's other fields (panel.js builds them) and any sharing between pages. */
 
 import { el } from "./dom.js";
+import { t } from "./i18n.js";
 
 const PREFIX = "agentloop-settings:";
 
@@ -35,7 +36,7 @@ export function rememberSettings(settings) {
 // the names in `chosen`. `selected()` is the checked names, in the server's order.
 export function toolsChecklist(tools, chosen) {
   const box = el("fieldset", "al-field al-field-wide al-tools");
-  box.append(el("legend", null, "Tools the model sees"));
+  box.append(el("legend", null, t("form.tools")));
   const checks = [];
   for (const tool of tools) {
     const label = el("label", "al-check");

@@ -14,7 +14,8 @@
    The API is in docs/assets/README-panel.md ("One stage alone", GET /api/status, GET /api/models). */
 
 import { getJSON, MAKE_LIVE_URL, pageToken, postJSON, probeServer } from "./api.js";
-import { el, fmtBytes, fmtInt, fmtP, onEveryPage, siteBase, statusBar } from "./dom.js";
+import { codeText, el, fmtBytes, fmtInt, fmtP, onEveryPage, siteBase, statusBar } from "./dom.js";
+import { onLang, pick, t } from "./i18n.js";
 
 const TOP_N = 50; // the most /api/next-token lists
 
@@ -58,13 +59,11 @@ async function fetchJSON(url) {
   }
 }
 
-// What a refused request says, in English and Chinese (the server's `error` event), for a panel's
-// body.
+// What a refused request says (the server's `error` event, in the reader's language), for a
+// panel's body.
 function refusalText(err) {
   const m = err && err.event && err.event.message;
-  return m && m.en
-    ? `${m.en}${m.zh && m.zh !== m.en ? " / " + m.zh : ""}`
-    : String((err && err.message) || err);
+  return m && m.en ? pick(m) : String((err && err.message) || err);
 }
 
 function familyOf(name) {
@@ -229,13 +228,13 @@ class Stage {
       if (this.destroyed) return;
       this.found = found;
       if (found.mode === "live") {
-        this.badge.textContent = "live";
+        this.badge.textContent = t("badge.live");
         this.badge.classList.add("als-live");
       } else {
-        this.badge.textContent = "replay";
+        this.badge.textContent = t("badge.replay");
       }
       this.explain(found);
-      Promise.resolve(this.start(found)).catch((err) => this.fail(`This panel failed: ${err}`));
+      Promise.resolve(this.start(found)).catch((err) => this.fail(t("st.failed", { err })));
     });
   }
 
@@ -248,30 +247,22 @@ class Stage {
     this.note.replaceChildren();
     if (found.mode === "live") {
       const s = found.status || {};
-      this.note.append(
-        `Live: the demo server on this machine answers, with ${s.model || "its model"}` +
-          (s.family ? ` (${s.family})` : "") +
-          ".",
-      );
-      if (!pageToken())
-        this.note.append(
-          " This page carries no agentloop-token, so the server may refuse; open the book from the demo server's own address.",
-        );
+      const model = s.model ? (s.family ? `${s.model} (${s.family})` : s.model) : t("st.its_model");
+      this.note.append(t("st.live", { model }));
+      if (!pageToken()) this.note.append(" ", t("st.no_token"));
     } else if (found.mode === "file") {
       this.note.append(
-        "A browser does not let a page opened from a file read its recordings. Serve the built book instead: ",
-        el("code", null, "python3 -m http.server -d site 8000"),
-        ", or ",
-        el("code", null, "make serve"),
-        ".",
+        ...codeText(t("st.file_note"), {
+          http: "python3 -m http.server -d site 8000",
+          serve: "make serve",
+        }),
       );
     } else {
       this.note.append(
-        "Recorded answers of the demo server. To ask it yourself: ",
-        el("code", null, "make serve"),
-        ", then open ",
-        el("code", null, MAKE_LIVE_URL),
-        found.published ? " (the published book always replays)." : ".",
+        ...codeText(t(found.published ? "st.note_published" : "st.note"), {
+          serve: "make serve",
+          url: MAKE_LIVE_URL,
+        }),
       );
     }
   }
@@ -285,14 +276,14 @@ class Stage {
   // Missing ones are named in the status line ("Recording missing: …") and left out.
   async loadRecordings() {
     if (this.found && this.found.mode === "file") {
-      this.fail("Opened from a file: the recordings cannot be read.");
+      this.fail(t("st.file"));
       return [];
     }
     if (!this.paths.length) {
-      this.fail("This panel names no recording (data-replay).");
+      this.fail(t("st.none"));
       return [];
     }
-    this.status.textContent = "Loading the recordings…";
+    this.status.textContent = t("st.loading");
     const loaded = await Promise.all(
       this.paths.map(async (path) => {
         const [rec, spec] = await Promise.all([
@@ -304,9 +295,12 @@ class Stage {
     );
     const missing = loaded.filter((r) => !r.ok);
     if (missing.length) {
-      this.fail(`Recording missing: ${missing.map((r) => `${r.path} (${r.why})`).join(", ")}.`);
+      const which = missing.map((r) => `${r.path} (${r.why})`).join(t("list.sep"));
+      this.fail(t("st.missing", { which }));
     } else {
-      this.status.textContent = `${loaded.length} recording${loaded.length === 1 ? "" : "s"} loaded.`;
+      this.status.textContent = t(loaded.length === 1 ? "st.loaded_one" : "st.loaded", {
+        n: loaded.length,
+      });
     }
     return loaded;
   }
@@ -330,7 +324,8 @@ class TokensStage extends Stage {
     const recorded = el("div", "als-recorded");
     this.body.append(recorded);
     const loaded = await this.loadRecordings();
-    if (found.mode === "live") this.status.textContent = `Live: ${this.status.textContent}`;
+    if (found.mode === "live")
+      this.status.textContent = t("live.following", { what: this.status.textContent });
     const present = loaded.filter((r) => r.ok);
     if (!present.length) return;
     // Group the recordings by their text: one example, one column per tokenizer.
@@ -345,10 +340,10 @@ class TokensStage extends Stage {
       examples.get(text).push({ model, family: familyOf(model), data: r.data });
     }
     if (found.mode === "live")
-      recorded.append(el("div", "als-heading", "Recorded with the tiny tokenizers"));
+      recorded.append(el("div", "als-heading", t("st.recorded_tiny")));
     const picker = el("div", "als-examples");
     picker.setAttribute("role", "group");
-    picker.setAttribute("aria-label", "Example texts");
+    picker.setAttribute("aria-label", t("st.example_texts"));
     const shown = el("div", "als-example");
     recorded.append(picker, shown);
     const buttons = [];
@@ -378,8 +373,8 @@ class TokensStage extends Stage {
     const input = el("textarea", "als-text");
     input.rows = 2;
     input.value = this.root.dataset.text || "I like 🍣 and 寿司!";
-    label.append(el("span", null, "Text"), input);
-    const go = el("button", "als-btn als-go", "Tokenize");
+    label.append(el("span", null, t("st.text")), input);
+    const go = el("button", "als-btn als-go", t("st.tokenize"));
     go.type = "button";
     const out = el("div", "als-example");
     const run = async () => {
@@ -389,7 +384,7 @@ class TokensStage extends Stage {
         out.replaceChildren(
           renderExample(input.value, [
             {
-              model: status.model || "the loaded model",
+              model: status.model || t("st.the_loaded_model"),
               family: status.family || familyOf(status.model),
               data,
             },
@@ -412,9 +407,9 @@ class TokensStage extends Stage {
 function renderExample(text, columns) {
   const box = el("div", "als-columns");
   const head = el("div", "als-textline");
-  head.append(el("span", "als-k", "text"), el("code", "als-source-text", visible(text)));
+  head.append(el("span", "als-k", t("st.text_k")), el("code", "als-source-text", visible(text)));
   const utf8 = UTF8.encode(text).length;
-  head.append(el("span", "als-k", `${[...text].length} characters, ${utf8} UTF-8 bytes`));
+  head.append(el("span", "als-k", t("st.chars_bytes", { chars: [...text].length, bytes: utf8 })));
   box.append(head);
   for (const col of columns) box.append(renderTokens(col.model, col.family, col.data));
   return box;
@@ -430,7 +425,7 @@ function renderTokens(model, family, data) {
   const title = el("div", "als-col-title");
   title.append(
     el("strong", null, model),
-    el("span", "als-k", ` ${fmtInt(data.n_tokens ?? ids.length)} tokens`),
+    el("span", "als-k", ` ${t("st.n_tokens", { n: fmtInt(data.n_tokens ?? ids.length) })}`),
   );
   col.append(title);
   const row = el("div", "als-tokens");
@@ -444,7 +439,7 @@ function renderTokens(model, family, data) {
     chip.title =
       `id ${ids[i]} · piece ${JSON.stringify(pieces[i])} · text ${JSON.stringify(texts[i])}` +
       (bytes ? ` · bytes ${hex(bytes)}` : "") +
-      (special[i] ? " · special" : "");
+      (special[i] ? ` · ${t("tok.special")}` : "");
     const partial = !special[i] && texts[i] === "";
     if (partial || group) {
       if (!group) {
@@ -464,7 +459,7 @@ function renderTokens(model, family, data) {
         const label = el(
           "span",
           "als-split-label",
-          `${visible(texts[i])} = ${n} tokens, ${hex(groupBytes)}`,
+          t("st.split", { text: visible(texts[i]), n, bytes: hex(groupBytes) }),
         );
         group.append(label);
         group = null;
@@ -476,7 +471,7 @@ function renderTokens(model, family, data) {
   col.append(row);
   const joined = texts.join("");
   const line = el("div", "als-decoded");
-  line.append(el("span", "als-k", "texts joined"), el("code", null, visible(joined)));
+  line.append(el("span", "als-k", t("st.joined")), el("code", null, visible(joined)));
   col.append(line);
   return col;
 }
@@ -501,7 +496,7 @@ class SamplingStage extends Stage {
         spec: r.spec,
       }));
     if (found.mode === "live") {
-      this.status.textContent = `Live: ${this.status.textContent}`;
+      this.status.textContent = t("live.following", { what: this.status.textContent });
       this.startLive(found.status || {}, loaded);
     }
     if (this.options.length > 1) {
@@ -537,7 +532,7 @@ class SamplingStage extends Stage {
       const out = el("output", "als-out");
       const show = () => {
         const v = Number(input.value);
-        out.textContent = key === "topK" ? (v === 0 ? "0 (no limit)" : String(v)) : v.toFixed(2);
+        out.textContent = key === "topK" ? (v === 0 ? t("st.no_limit") : String(v)) : v.toFixed(2);
       };
       input.addEventListener("input", () => {
         this.settings[key] = Number(input.value);
@@ -552,12 +547,12 @@ class SamplingStage extends Stage {
       return input;
     };
     this.inputs = {
-      temperature: slider("temperature", "Temperature", 0, 2, 0.05),
+      temperature: slider("temperature", t("set.temperature"), 0, 2, 0.05),
       topK: slider("topK", "Top-k", 0, TOP_N, 1),
       topP: slider("topP", "Top-p", 0, 1, 0.01),
     };
-    const one = el("button", "als-btn als-draw", "Draw a token");
-    const many = el("button", "als-btn als-draw-many", "Draw 1,000");
+    const one = el("button", "als-btn als-draw", t("st.draw_one"));
+    const many = el("button", "als-btn als-draw-many", t("st.draw_many"));
     one.type = many.type = "button";
     one.addEventListener("click", () => this.draw(1));
     many.addEventListener("click", () => this.draw(1000));
@@ -592,68 +587,69 @@ class SamplingStage extends Stage {
 
     this.summary.replaceChildren();
     const line = el("div", "als-summary-line");
-    const kept = el("strong", "als-kept-count", r.greedy ? "greedy: 1 token" : `${r.kept} kept`);
+    const kept = el(
+      "strong",
+      "als-kept-count",
+      r.greedy ? t("st.greedy_one") : t("st.kept_n", { n: r.kept }),
+    );
     line.append(
       kept,
-      ` of the ${cands.length} most likely tokens listed` +
-        (typeof data.vocabulary === "number"
-          ? `, of ${fmtInt(data.vocabulary)} in the vocabulary`
-          : "") +
-        `. The listed tokens hold ${fmtP(listedMass)} of the model's probability (T = 1).`,
+      t(typeof data.vocabulary === "number" ? "st.of_listed_vocab" : "st.of_listed", {
+        n: cands.length,
+        vocab: fmtInt(data.vocabulary),
+        mass: fmtP(listedMass),
+      }),
     );
     this.summary.append(line);
     const how = el("div", "als-k");
-    if (r.greedy)
-      how.textContent =
-        "Temperature 0 is greedy decoding: the most likely token every time, the lower id on a tie; top-k and top-p do nothing.";
+    if (r.greedy) how.textContent = t("st.greedy_how");
     else
-      how.textContent = `logits ÷ ${temperature.toFixed(2)} → top-k keeps ${r.k === cands.length && topK === 0 ? "all listed" : r.k} → softmax → top-p ${topP.toFixed(2)} keeps ${r.kept} → renormalize → draw.`;
+      how.textContent = t("st.how", {
+        temp: temperature.toFixed(2),
+        k: r.k === cands.length && topK === 0 ? t("st.all_listed") : r.k,
+        p: topP.toFixed(2),
+        kept: r.kept,
+      });
     this.summary.append(how);
     const scope = el("div", "als-scope" + (exact ? " als-exact" : " als-approx"));
     scope.textContent = exact
-      ? "Exact: with these settings the kept set is what sample() keeps over the whole vocabulary."
-      : `With top-k ${topK === 0 ? "0 (no limit)" : topK}, the ${typeof data.vocabulary === "number" ? fmtInt(data.vocabulary - cands.length) : "other"} tokens not listed would be candidates too; ` +
-        `here the rules run over the ${cands.length} listed as if they were the whole vocabulary. Set top-k to ${cands.length} or less for the exact set.`;
+      ? t("st.exact")
+      : t("st.approx", {
+          k: topK === 0 ? t("st.no_limit") : topK,
+          others:
+            typeof data.vocabulary === "number"
+              ? fmtInt(data.vocabulary - cands.length)
+              : t("st.other"),
+          n: cands.length,
+        });
     this.summary.append(scope);
     if (this.drawn) {
       const c = cands[this.drawn.index];
       const d = el("div", "als-drawn");
       d.append(
-        "Drew ",
-        el("code", null, visible(c.piece)),
-        ` (id ${c.id}): p_sampled ${fmtP(r.pKept[this.drawn.index])}, the model's p ${fmtP(c.p)}.`,
+        ...codeText(
+          t("st.drew", {
+            id: c.id,
+            ps: fmtP(r.pKept[this.drawn.index]),
+            p: fmtP(c.p),
+          }),
+          { piece: visible(c.piece) },
+        ),
       );
       this.summary.append(d);
     }
     if (this.counts) {
-      this.summary.append(
-        el(
-          "div",
-          "als-k",
-          `${fmtInt(this.counts.total)} draws: the "draws" column counts them; each share comes near p_kept.`,
-        ),
-      );
+      this.summary.append(el("div", "als-k", t("st.draws", { n: fmtInt(this.counts.total) })));
     }
     this.drawTable(r);
   }
 
   drawTable(r) {
     const cands = this.cands;
-    const t = el("table", "als-table");
+    const table = el("table", "als-table");
     const head = el("tr");
-    for (const h of [
-      "rank",
-      "piece",
-      "text",
-      "id",
-      "p (T = 1)",
-      "after T, top-k",
-      "cumulative",
-      "kept",
-      "p_kept",
-      "draws",
-    ])
-      head.append(el("th", null, h));
+    for (const h of ["rank", "piece", "text", "id", "p1", "scaled", "cum", "kept", "p_kept", "draws"])
+      head.append(el("th", null, t(`st.th_${h}`)));
     const thead = el("thead");
     thead.append(head);
     const tbody = el("tbody");
@@ -663,7 +659,9 @@ class SamplingStage extends Stage {
       tr.dataset.kept = String(r.pKept[i] > 0);
       tr.dataset.pKept = String(r.pKept[i]);
       if (this.drawn && this.drawn.index === i) tr.classList.add("als-chosen");
-      const why = r.pKept[i] > 0 ? "yes" : r.greedy ? "no" : i >= r.k ? "no (top-k)" : "no (top-p)";
+      const why = t(
+        r.pKept[i] > 0 ? "st.yes" : r.greedy ? "st.no" : i >= r.k ? "st.no_topk" : "st.no_topp",
+      );
       const bar = el("td", "als-barcell");
       const fill = el("span", "als-bar-fill");
       fill.style.width = `${Math.round(r.pKept[i] * 1000) / 10}%`;
@@ -687,8 +685,8 @@ class SamplingStage extends Stage {
       );
       tbody.append(tr);
     });
-    t.append(thead, tbody);
-    this.table.replaceChildren(t);
+    table.append(thead, tbody);
+    this.table.replaceChildren(table);
   }
 
   draw(n) {
@@ -709,8 +707,12 @@ class SamplingStage extends Stage {
   startLive(status, loaded) {
     const spec = (loaded.find((r) => r.spec && r.spec.body) || {}).spec;
     const body = spec ? { ...spec.body } : { messages: [{ role: "user", content: "Hello" }] };
-    const ask = el("button", "als-btn als-ask", `Ask ${status.model || "the loaded model"}`);
-    const check = el("button", "als-btn als-check", "Check these settings on the server");
+    const ask = el(
+      "button",
+      "als-btn als-ask",
+      t("st.ask", { model: status.model || t("st.the_loaded_model") }),
+    );
+    const check = el("button", "als-btn als-check", t("st.check"));
     ask.type = check.type = "button";
     const out = el("div", "als-k");
     ask.addEventListener("click", async () => {
@@ -724,7 +726,7 @@ class SamplingStage extends Stage {
           top_n: TOP_N,
         });
         this.options.push({
-          label: `${status.model || "live"} (live)`,
+          label: t("st.live_label", { model: status.model || t("badge.live") }),
           data,
           spec: { model: status.model, body },
         });
@@ -735,8 +737,7 @@ class SamplingStage extends Stage {
         this.options[i].button = b;
         this.chooser.append(b);
         this.use(i);
-        out.textContent =
-          "The distribution now shown is the loaded model's, for the same conversation.";
+        out.textContent = t("st.now_shown");
       } catch (err) {
         out.textContent = refusalText(err);
       } finally {
@@ -756,11 +757,11 @@ class SamplingStage extends Stage {
           top_k: topK,
           top_n: TOP_N,
         });
-        out.textContent =
-          `The server's sample() keeps ${fmtInt(data.kept)} over the whole vocabulary; this panel keeps ${this.result.kept} of the ${this.cands.length} listed` +
-          (data.kept === this.result.kept
-            ? " — the same."
-            : ". They differ only where the panel says its set is not exact (or when the model is not the one that made this distribution).");
+        out.textContent = t(data.kept === this.result.kept ? "st.checked_same" : "st.checked_differ", {
+          server: fmtInt(data.kept),
+          kept: this.result.kept,
+          n: this.cands.length,
+        });
       } catch (err) {
         out.textContent = refusalText(err);
       } finally {
@@ -773,21 +774,20 @@ class SamplingStage extends Stage {
 }
 
 // Chapter 3: what config.json says about a model, as GET /api/status reports it (demo_server's
-// model_specs).
+// model_specs). Each row: its key (its label is the string table's spec.<key>), how to read it
+// from a status, and where it comes from (a file's field, or a spec.from_* sentence).
 
 const SPEC_ROWS = [
-  ["model", "model", (s) => s.model, "the name it was loaded by"],
-  ["family", "family", (s) => s.family, "config.json model_type → model_families"],
+  ["model", (s) => s.model, "spec.from_name"],
+  ["family", (s) => s.family, "config.json model_type → model_families"],
   [
-    "architecture",
     "architecture",
     (s) => s.specs && s.specs.architecture,
     "config.json architectures",
   ],
-  ["model_type", "model_type", (s) => s.specs && s.specs.model_type, "config.json model_type"],
-  ["layers", "layers", (s) => s.specs && s.specs.layers, "text_config.num_hidden_layers"],
+  ["model_type", (s) => s.specs && s.specs.model_type, "config.json model_type"],
+  ["layers", (s) => s.specs && s.specs.layers, "text_config.num_hidden_layers"],
   [
-    "layer types",
     "layer_type_counts",
     (s) =>
       s.specs &&
@@ -797,42 +797,37 @@ const SPEC_ROWS = [
         .join(", "),
     "text_config.layer_types",
   ],
-  ["hidden size", "hidden_size", (s) => s.specs && s.specs.hidden_size, "text_config.hidden_size"],
-  ["attention heads", "heads", (s) => s.specs && s.specs.heads, "text_config.num_attention_heads"],
+  ["hidden_size", (s) => s.specs && s.specs.hidden_size, "text_config.hidden_size"],
+  ["heads", (s) => s.specs && s.specs.heads, "text_config.num_attention_heads"],
   [
-    "key/value heads",
     "kv_heads",
     (s) => s.specs && s.specs.kv_heads,
     "text_config.num_key_value_heads",
   ],
-  ["head dim", "head_dim", (s) => s.specs && s.specs.head_dim, "text_config.head_dim"],
-  ["vocabulary", "vocabulary", (s) => s.specs && s.specs.vocabulary, "text_config.vocab_size"],
+  ["head_dim", (s) => s.specs && s.specs.head_dim, "text_config.head_dim"],
+  ["vocabulary", (s) => s.specs && s.specs.vocabulary, "text_config.vocab_size"],
   [
-    "context length",
     "context_length",
     (s) => s.specs && s.specs.context_length,
     "text_config.max_position_embeddings",
   ],
-  ["parameters", "parameters", (s) => s.specs && s.specs.parameters, "counted in the loaded model"],
-  ["precision here", "dtype", (s) => s.dtype, "bfloat16 files; float32 on a CPU"],
-  ["device", "device", (s) => s.device, "pick_device()"],
+  ["parameters", (s) => s.specs && s.specs.parameters, "spec.from_counted"],
+  ["dtype", (s) => s.dtype, "spec.from_dtype"],
+  ["device", (s) => s.device, "pick_device()"],
   [
-    "temperature",
     "temperature",
     (s) => s.defaults && s.defaults.temperature,
-    "generation_config.json, else the family",
+    "spec.from_generation",
   ],
   [
-    "top-p",
     "top_p",
     (s) => s.defaults && s.defaults.top_p,
-    "generation_config.json, else the family",
+    "spec.from_generation",
   ],
   [
-    "top-k",
     "top_k",
     (s) => s.defaults && s.defaults.top_k,
-    "generation_config.json, else the family",
+    "spec.from_generation",
   ],
 ];
 
@@ -842,7 +837,7 @@ class SpecsStage extends Stage {
     if (found.mode === "live") {
       try {
         columns.push({
-          label: `${found.status.model || "loaded model"} (live)`,
+          label: t("st.live_label", { model: found.status.model || t("st.the_loaded_model") }),
           status: await getJSON("status"),
         });
       } catch (err) {
@@ -854,20 +849,20 @@ class SpecsStage extends Stage {
       if (r.ok)
         columns.push({ label: r.data.model || (r.spec && r.spec.model) || r.path, status: r.data });
     if (!columns.length) return;
-    const t = el("table", "als-table als-specs");
+    const table = el("table", "als-table als-specs");
     const scroller = el("div", "als-scroll");
-    scroller.append(t);
+    scroller.append(table);
     const head = el("tr");
     head.append(el("th", null, ""));
     for (const c of columns) head.append(el("th", null, c.label));
-    head.append(el("th", null, "from"));
+    head.append(el("th", null, t("spec.from")));
     const thead = el("thead");
     thead.append(head);
     const tbody = el("tbody");
-    for (const [label, key, get, from] of SPEC_ROWS) {
+    for (const [key, get, from] of SPEC_ROWS) {
       const tr = el("tr");
       tr.dataset.key = key;
-      tr.append(el("th", null, label));
+      tr.append(el("th", null, t(`spec.${key}`)));
       for (const c of columns) {
         const v = get(c.status || {});
         tr.append(
@@ -878,10 +873,10 @@ class SpecsStage extends Stage {
           ),
         );
       }
-      tr.append(el("td", "als-from", from));
+      tr.append(el("td", "als-from", from.startsWith("spec.") ? t(from) : from));
       tbody.append(tr);
     }
-    t.append(thead, tbody);
+    table.append(thead, tbody);
     this.body.append(scroller);
   }
 }
@@ -893,7 +888,7 @@ class ModelsStage extends Stage {
     if (found.mode === "live") {
       try {
         menu = await getJSON("models");
-        this.status.textContent = "Live: the checkpoints in this machine's models/.";
+        this.status.textContent = t("st.models_live");
       } catch (err) {
         this.body.append(el("div", "als-error", refusalText(err)));
       }
@@ -904,34 +899,27 @@ class ModelsStage extends Stage {
       if (!r) return;
       menu = r.data;
     }
-    const t = el("table", "als-table als-menu");
+    const table = el("table", "als-table als-menu");
     const head = el("tr");
-    for (const h of [
-      "model",
-      "kind",
-      "family",
-      "in models/",
-      "on disk",
-      "parameters (file headers)",
-    ])
-      head.append(el("th", null, h));
+    for (const h of ["model", "kind", "family", "here", "disk", "parameters"])
+      head.append(el("th", null, t(`menu.th_${h}`)));
     const thead = el("thead");
     thead.append(head);
     const tbody = el("tbody");
     for (const m of menu.models || []) {
       const tr = el("tr", m.current ? "als-chosen" : null);
       tr.append(
-        el("td", null, m.id + (m.current ? " (loaded)" : "")),
+        el("td", null, m.id + (m.current ? t("menu.loaded_mark") : "")),
         el("td", null, m.kind),
         el("td", null, m.family),
-        el("td", null, m.downloaded ? "yes" : "no"),
+        el("td", null, t(m.downloaded ? "st.yes" : "st.no")),
         el("td", null, m.bytes === null ? "—" : fmtBytes(m.bytes)),
         el("td", null, m.parameters === null ? "—" : fmtInt(m.parameters)),
       );
       tbody.append(tr);
     }
-    t.append(thead, tbody);
-    this.body.append(t);
+    table.append(thead, tbody);
+    this.body.append(table);
   }
 }
 
@@ -951,7 +939,7 @@ function initAll() {
     if (root._alsStage) continue;
     const Kind = KINDS[root.dataset.stage];
     if (Kind) new Kind(root);
-    else root.textContent = `Unknown stage panel ${JSON.stringify(root.dataset.stage || "")}.`;
+    else root.textContent = t("st.unknown", { name: JSON.stringify(root.dataset.stage || "") });
   }
 }
 
@@ -960,3 +948,11 @@ export { recordingURL, tokenBytes };
 export const rules = { candidates, applySampling, drawIndex, exactOverVocabulary };
 
 onEveryPage(initAll);
+// A language switch draws every stage panel again, from its recordings or the server.
+onLang(() => {
+  for (const s of Array.from(stages)) {
+    s.destroy();
+    s.root._alsStage = null;
+  }
+  initAll();
+});

@@ -6,7 +6,8 @@
    it up again from its first event. Leaves out: drawing (the panels do), and runs (each panel
    follows its own). */
 
-import { errorEvent, getJSON, openEvents, parseEvent, postJSON, url } from "./api.js";
+import { getJSON, openEvents, parseEvent, postJSON, url } from "./api.js";
+import { t, tableError } from "./i18n.js";
 
 const STATUS_POLL_MS = 3000; // how often a visible live page asks GET status
 const MENU_STALE_MS = 10000; // the model menu is asked again when opened after this long
@@ -75,7 +76,7 @@ export const serverStatus = {
     if (force || !this.menu || performance.now() - this.menuAt > MENU_STALE_MS) {
       this.menuAt = performance.now();
       const menu = getJSON("models").then((m) => {
-        if (!m || !Array.isArray(m.models)) throw new Error(`${url("models")} answered no models`);
+        if (!m || !Array.isArray(m.models)) throw new Error(t("menu.no_models", { path: url("models") }));
         return m;
       });
       menu.catch(() => {
@@ -114,12 +115,7 @@ export const serverStatus = {
     source.onerror = () => {
       if (this.source !== source) return;
       if (this.load && !this.load.done) {
-        this.loadEvent(
-          errorEvent(
-            "The connection to the demo server was lost during the load.",
-            "載入期間與示範伺服器的連線中斷了。",
-          ),
-        );
+        this.loadEvent(tableError("load.lost"));
       }
       finish();
     };
