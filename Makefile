@@ -30,11 +30,13 @@ $(STAMP): pyproject.toml
 
 # Debian packages the tests use for real: bubblewrap, libseccomp's Python bindings (for the system's python3,
 # which builds the filter) and keyutils (keyctl, for a fresh keyring) for the sandbox; Chromium (browser tests);
-# docker-compose (a real compose implementation that validates compose/compose.yaml; Docker cannot run here).
-SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver docker-compose
+# docker-compose (a real compose implementation that validates compose/compose.yaml; Docker cannot run here);
+# espeak-ng (spoken words for the media tests, chapter 7).
+SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver docker-compose espeak-ng
 system:
 	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null || ! command -v keyctl >/dev/null \
-	    || ! command -v docker-compose >/dev/null || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then \
+	    || ! command -v docker-compose >/dev/null || ! command -v espeak-ng >/dev/null \
+	    || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	  else \

@@ -14,4 +14,9 @@ seccomp_filter.py  the seccomp filter bwrap installs: the kernel calls the sandb
 terminal.py        `agentloop run`: a run in the terminal
 tiny_models.py     the tiny checkpoints of the real architectures, built offline
 tools.py           the tools the model may call, and the check of a call's arguments
+torchvision_cpu.py the two operator names torchvision's import needs beside a CPU torch
 """
+
+from agentloop import torchvision_cpu
+
+torchvision_cpu.install()  # before anything imports transformers, which imports torchvision

@@ -5,14 +5,16 @@ one forward pass over the prompt (prefill), then one per token with the cache, a
 rules of sampling.py, so every token can be reported with its probability, rank and alternatives. With MTP on,
 the tokens come from _drafted() instead, where a drafter (mtp.py) guesses and one pass checks several at once.
 The cache is kept from one generate() to the next (prefix_cache.py), so the prefill computes
-only the part of the prompt the last one did not hold.
-Left out here: media (images, sound, video), which has a chapter and code of its own.
+only the part of the prompt the last one did not hold. With media (chapter 7), the checkpoint's processor expands
+each placeholder in encode(), the vision encoder runs before the prefill, and its output goes in their place.
+Left out here: keeping a prompt with media in the prefix cache (such a prompt is prefilled whole each step).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import inspect
 import json
 import time
 from collections import deque
@@ -20,9 +22,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForMultimodalLM, AutoTokenizer
+from transformers import AutoModelForMultimodalLM, AutoProcessor, AutoTokenizer
 
-from agentloop import model_families
+from agentloop import media, model_families
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.model_folder import download
@@ -57,6 +59,8 @@ class SimpleBackend:
             .eval()
         )
         self.config = config
+        self.processor, self.modalities, self.media_refused = load_processor(self.folder, config)
+        self.media_token_ids = {kind: config.get(f"{kind}_token_id") for kind in media.MEDIA}
         text_config = config.get("text_config", config)
         self.context_length = int(
             text_config.get("max_position_embeddings") or self.tokenizer.model_max_length
@@ -116,11 +120,61 @@ class SimpleBackend:
         )
 
     def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded:
-        """The prompt's token ids. The template already wrote every special token, so none is added."""
-        if parts:
-            raise NotImplementedError("attachments need the media support of a later chapter")
-        ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
-        return Encoded(prompt, ids, len(ids))
+        """The prompt as the model reads it. Without media, the prompt's tokens (the template already wrote every
+        special token, so none is added). With media (`parts`, the conversation's media in the order of their
+        placeholders), the processor replaces each placeholder with the tokens that image, sound or video takes,
+        and makes the inputs of the encoders whose output goes there."""
+        if not parts:
+            ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
+            return Encoded(prompt, ids, len(ids))
+        if unread := {p["type"] for p in parts} - set(self.modalities):
+            raise media.MediaError(
+                f"{self.model_id} reads no {', '.join(sorted(unread))}: "
+                f"only {', '.join(self.modalities) or 'text'}.",
+                f"{self.model_id} 不讀 {', '.join(sorted(unread))}，"
+                f"只讀 {', '.join(self.modalities) or '文字'}。",
+            )
+        inputs = self._media_inputs(parts)
+        out = self.processor(
+            text=prompt, return_tensors="pt", **inputs, **self.family.processor_kwargs
+        )
+        ids = out.pop("input_ids")[0].tolist()
+        out.pop(
+            "attention_mask", None
+        )  # one sequence, no padding: every position counts, as with text
+        counts = {
+            kind: ids.count(token)
+            for kind, token in self.media_token_ids.items()
+            if token is not None
+        }
+        return Encoded(
+            self.tokenizer.decode(ids, skip_special_tokens=False),
+            ids,
+            len(ids),
+            dict(out.to(self.device, dtype=self.dtype)),
+            {kind: n for kind, n in counts.items() if n},
+        )
+
+    def _media_inputs(self, parts: list[dict]) -> dict:
+        """The processor's arguments: each file decoded once (media.py), each kind in placeholder order."""
+        paths = {kind: [p["path"] for p in parts if p["type"] == kind] for kind in media.MEDIA}
+        inputs: dict = {}
+        if paths["image"]:
+            inputs["images"] = [media.load_image(path) for path in paths["image"]]
+        if paths["audio"]:
+            rate = self.processor.feature_extractor.sampling_rate
+            inputs["audio"] = [media.load_audio(path, rate) for path in paths["audio"]]
+        if paths["video"]:
+            videos = [media.load_video(path) for path in paths["video"]]
+            inputs["videos"] = [frames for frames, _ in videos]
+            kwargs = {"video_metadata": [metadata for _, metadata in videos]}
+            # A processor that takes a set number of frames (Gemma 4: 32) refuses a shorter video: it gets all.
+            wanted = getattr(self.processor.video_processor, "num_frames", None)
+            fewest = min(len(frames) for frames in inputs["videos"])
+            if wanted and fewest < wanted:
+                kwargs["num_frames"] = fewest
+            inputs["videos_kwargs"] = kwargs
+        return inputs
 
     def piece(self, token_id: int) -> str:
         """The token as the vocabulary spells it (Ġ for a space in Qwen's, ▁ in Gemma's, <0xE4> for a byte)."""
@@ -177,15 +231,21 @@ class SimpleBackend:
         with torch.inference_mode():
             fresh_positions(self.model)
             start = time.perf_counter()
-            if forced is None:  # the last generation's cache, back to what this prompt shares
+            encoders = self._encoded_media(prompt.media)  # before the prefill, timed apart from it
+            encode_ms = round((time.perf_counter() - start) * 1000, 1)
+            start = time.perf_counter()
+            if (
+                forced is None and not prompt.media
+            ):  # the last cache, back to what this prompt shares
                 cache, reused = self.prefix.start(prompt.ids)
-            else:  # a continuation from outside (tests, the book's recordings) starts from nothing
+            else:  # a continuation from outside (tests, recordings), or media: from nothing
                 self.prefix.drop()
                 cache, reused = fresh_cache(self.model.config), 0
-            out = self._forward(ids[:, reused:], cache, hidden=drafting)
+            out = self._forward(ids[:, reused:], cache, hidden=drafting, **encoders)
             ms = round((time.perf_counter() - start) * 1000, 1)
             self.prefix.mark(cache)  # Gated DeltaNet's state at the prompt's end, copied
-            yield {"type": "prefill", "n_tokens": len(prompt.ids), "reused": reused, "ms": ms}
+            timing = {"ms": ms, **({"encode_ms": encode_ms} if prompt.media else {})}
+            yield {"type": "prefill", "n_tokens": len(prompt.ids), "reused": reused, **timing}
             # [/quote:prefill]
 
             # [quote:decode]
@@ -221,7 +281,7 @@ class SimpleBackend:
                 ):
                     break
             # [/quote:decode]
-            if forced is None:
+            if forced is None and not prompt.media:
                 self.prefix.hold(cache, prompt.ids + generated)  # for the next step's prompt
 
         # [quote:done]
@@ -295,16 +355,40 @@ class SimpleBackend:
 
     # [/quote:drafted]
 
-    def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False):
+    def _encoded_media(self, inputs: dict) -> dict:
+        """Run the vision encoder over the prompt's images and videos before the prefill, as generate() does,
+        and pass its output in their place. Left to the forward pass, videos fail on Gemma 4: transformers 5.22's
+        Gemma4Model.forward takes num_frames_per_video but does not hand it on to the video encoder. Sound has
+        no such path: Gemma 4's audio encoder runs inside the prefill's forward pass."""
+        if (
+            not inputs
+            or "mm_encoder_outputs" not in inspect.signature(self.model.forward).parameters
+        ):
+            return inputs
+        base, encoded = self.model.base_model, {}
+        for kind in ("image", "video"):
+            encoder = getattr(base, f"get_{kind}_features", None)
+            params = inspect.signature(encoder).parameters if encoder else {}
+            args = {k: inputs[k] for k in params if k in inputs}
+            if any(k.startswith("pixel_values") for k in args):
+                encoded[kind] = encoder(**args, return_dict=True)
+        if not encoded:
+            return inputs
+        # The pixels go; the rest stays, such as the grid sizes Qwen3.5's M-RoPE positions are computed from.
+        kept = {k: v for k, v in inputs.items() if not k.startswith("pixel_values")}
+        return {**kept, "mm_encoder_outputs": encoded}
+
+    def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False, **encoders):
         # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token
         # needs only its own position computed; logits_to_keep: only the last positions' distributions are needed.
-        # The drafter reads the model's last hidden states (`hidden`).
+        # The drafter reads the model's last hidden states (`hidden`). `encoders`: the media, prefill only.
         return self.model(
             input_ids=ids,
             past_key_values=past,
             use_cache=True,
             logits_to_keep=keep,
             output_hidden_states=hidden,
+            **encoders,
         )
 
     # -- memory ------------------------------------------------------------------------------------------------------
@@ -322,6 +406,51 @@ class SimpleBackend:
             torch.cuda.empty_cache()
         elif self.device == "cpu":
             _malloc_trim()
+
+
+def load_processor(folder: Path, config: dict) -> tuple[object | None, tuple[str, ...], dict]:
+    """The checkpoint's processor, the media kinds it and the model read, and why each other kind is not read
+    ({kind: {en, zh}}). A checkpoint without processor files, or a machine without torchvision, reads text."""
+    has_encoder = {
+        "image": "vision_config" in config,
+        "video": "vision_config" in config,
+        "audio": "audio_config" in config,
+    }
+    if not any(has_encoder.values()):
+        return None, (), {}
+    try:
+        processor = AutoProcessor.from_pretrained(folder)
+    except (OSError, ValueError, ImportError) as e:
+        why = {"en": f"its processor does not load: {e}", "zh": f"它的處理器無法載入：{e}"}
+        return None, (), {kind: why for kind in media.MEDIA}
+    parts = {"image": "image_processor", "video": "video_processor", "audio": "feature_extractor"}
+    reads = tuple(
+        kind
+        for kind in media.MEDIA
+        if has_encoder[kind] and getattr(processor, parts[kind], None) is not None
+    )
+    refused = {
+        kind: {
+            "en": f"this model has no {kind} encoder",
+            "zh": f"這個模型沒有{media.KIND_NAMES[kind][1]}編碼器",
+        }
+        for kind in media.MEDIA
+        if kind not in reads
+    }
+    if "audio" in reads and not _audio_encoder_fits(config, processor):
+        reads = tuple(kind for kind in reads if kind != "audio")
+        refused["audio"] = {
+            "en": "its audio encoder's first layer is sized for another number of mel bands",
+            "zh": "它的音訊編碼器第一層的大小對不上梅爾頻帶的數目",
+        }
+    return processor, reads, refused
+
+
+def _audio_encoder_fits(config: dict, processor) -> bool:
+    """transformers 5.22 sizes Gemma 4's audio input projection from subsampling_conv_channels[0] as if it
+    were the number of mel bands (both are 128 in the real checkpoint); where they differ, it cannot run."""
+    channels = config["audio_config"].get("subsampling_conv_channels", [128])
+    return channels[0] == processor.feature_extractor.feature_size
 
 
 def _malloc_trim() -> None:
