@@ -80,10 +80,26 @@ class Attachment:
 # -- saving ------------------------------------------------------------------------------------------------------
 
 
+def check_all(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes, str]]:
+    """Every file checked (name, bytes, kind), before any is saved: one bad file and none is."""
+    return [(name, data, check(data, name)) for name, data in files]
+
+
+def save_checked(
+    checked: list[tuple[str, bytes, str]], folder: Path, readable: Collection[str]
+) -> list[Attachment]:
+    return [_write(data, name, kind, folder, readable) for name, data, kind in checked]
+
+
 def save(data: bytes, name: str, folder: Path, readable: Collection[str]) -> Attachment:
     """Check the file by its content, then write it into `folder` whole or not at all. `readable` are the
     kinds the model takes; another medium is kept as a plain file, with why."""
-    kind = check(data, name)
+    return _write(data, name, check(data, name), folder, readable)
+
+
+def _write(
+    data: bytes, name: str, kind: str, folder: Path, readable: Collection[str]
+) -> Attachment:
     path = _unique(folder, _safe_name(name))
     with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as out:
         out.write(data)
@@ -167,6 +183,15 @@ def _unique(folder: Path, name: str) -> Path:
     while path.exists():
         path, n = folder / f"{stem}-{n}{suffix}", n + 1
     return path
+
+
+def summary(attachment: Attachment) -> dict:
+    """What the panel shows of a saved attachment; for a video, the time of each frame kept."""
+    out = {"name": attachment.name, "kind": attachment.kind, "why_plain": attachment.why_plain}
+    if attachment.kind == "video":
+        frames, metadata = load_video(attachment.path)
+        out["frames"] = [round(i / metadata["fps"], 3) for i in range(len(frames))]
+    return out
 
 
 # -- the conversation's parts -------------------------------------------------------------------------------------

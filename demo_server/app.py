@@ -27,7 +27,7 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentloop import cleanup
+from agentloop import cleanup, media
 from agentloop.harnesses.pi_harness import pi_own_models
 from demo_server import stages
 from demo_server.book import Book, api_table
@@ -190,8 +190,10 @@ def create_app(
             req.settings.model_dump(exclude_none=True),
             req.forced,
             req.conversation_id,
+            [(a.name, a.decoded()) for a in req.attachments],
         )
-        return {"run_id": run.id, "conversation_id": run.conversation.id}
+        attached = [media.summary(a) for a in run.attachments]
+        return {"run_id": run.id, "conversation_id": run.conversation.id, "attachments": attached}
 
     @app.get(
         "/api/runs/{run_id}/events",
