@@ -114,9 +114,9 @@ def test_a_kind_the_model_cannot_read_stays_a_plain_file_and_says_why(tmp_path):
 def test_image_placeholders_equal_the_processors_count(gemma, qwen, tmp_path):
     attachment = saved(tmp_path, media_files.image(640, 480), "photo.png")
     image = media.load_image(attachment.path)
-    want_gemma = gemma.processor.image_processor([image])["num_soft_tokens_per_image"][0]
-    grid = qwen.processor.image_processor([image], return_tensors="pt")["image_grid_thw"][0]
-    want_qwen = int(grid.prod()) // qwen.processor.image_processor.merge_size**2
+    want_gemma = gemma.media.processor.image_processor([image])["num_soft_tokens_per_image"][0]
+    grid = qwen.media.processor.image_processor([image], return_tensors="pt")["image_grid_thw"][0]
+    want_qwen = int(grid.prod()) // qwen.media.processor.image_processor.merge_size**2
     assert encoded(gemma, attachment).media_tokens == {"image": want_gemma}
     assert encoded(qwen, attachment).media_tokens == {"image": want_qwen}
     assert want_gemma <= 280 and want_qwen == 300  # 640×480 is 20×15 tokens of 32×32 pixels

@@ -22,11 +22,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForMultimodalLM, AutoProcessor, AutoTokenizer
+from transformers import AutoModelForMultimodalLM, AutoTokenizer
 
-from agentloop import media, model_families
+from agentloop import model_families
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
+from agentloop.model_backends.media_processor import MediaProcessor
 from agentloop.model_backends.model_folder import download
 from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.prefix_cache import PrefixCache, cut_back, fresh_cache
@@ -59,8 +60,8 @@ class SimpleBackend:
             .eval()
         )
         self.config = config
-        self.processor, self.modalities, self.media_refused = load_processor(self.folder, config)
-        self.media_token_ids = {kind: config.get(f"{kind}_token_id") for kind in media.MEDIA}
+        self.media = MediaProcessor(self.folder, config, self.family, model_id)
+        self.modalities, self.media_refused = self.media.reads, self.media.refused
         text_config = config.get("text_config", config)
         self.context_length = int(
             text_config.get("max_position_embeddings") or self.tokenizer.model_max_length
@@ -122,59 +123,19 @@ class SimpleBackend:
     def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded:
         """The prompt as the model reads it. Without media, the prompt's tokens (the template already wrote every
         special token, so none is added). With media (`parts`, the conversation's media in the order of their
-        placeholders), the processor replaces each placeholder with the tokens that image, sound or video takes,
-        and makes the inputs of the encoders whose output goes there."""
+        placeholders), the processor replaces each placeholder with the tokens that image, sound or video takes
+        (media_processor.py), and makes the inputs of the encoders whose output goes there."""
         if not parts:
             ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
             return Encoded(prompt, ids, len(ids))
-        if unread := {p["type"] for p in parts} - set(self.modalities):
-            raise media.MediaError(
-                f"{self.model_id} reads no {', '.join(sorted(unread))}: "
-                f"only {', '.join(self.modalities) or 'text'}.",
-                f"{self.model_id} 不讀 {', '.join(sorted(unread))}，"
-                f"只讀 {', '.join(self.modalities) or '文字'}。",
-            )
-        inputs = self._media_inputs(parts)
-        out = self.processor(
-            text=prompt, return_tensors="pt", **inputs, **self.family.processor_kwargs
-        )
-        ids = out.pop("input_ids")[0].tolist()
-        out.pop(
-            "attention_mask", None
-        )  # one sequence, no padding: every position counts, as with text
-        counts = {
-            kind: ids.count(token)
-            for kind, token in self.media_token_ids.items()
-            if token is not None
-        }
+        ids, inputs, counts = self.media.expand(prompt, parts)
         return Encoded(
             self.tokenizer.decode(ids, skip_special_tokens=False),
             ids,
             len(ids),
-            dict(out.to(self.device, dtype=self.dtype)),
-            {kind: n for kind, n in counts.items() if n},
+            dict(inputs.to(self.device, dtype=self.dtype)),
+            counts,
         )
-
-    def _media_inputs(self, parts: list[dict]) -> dict:
-        """The processor's arguments: each file decoded once (media.py), each kind in placeholder order."""
-        paths = {kind: [p["path"] for p in parts if p["type"] == kind] for kind in media.MEDIA}
-        inputs: dict = {}
-        if paths["image"]:
-            inputs["images"] = [media.load_image(path) for path in paths["image"]]
-        if paths["audio"]:
-            rate = self.processor.feature_extractor.sampling_rate
-            inputs["audio"] = [media.load_audio(path, rate) for path in paths["audio"]]
-        if paths["video"]:
-            videos = [media.load_video(path) for path in paths["video"]]
-            inputs["videos"] = [frames for frames, _ in videos]
-            kwargs = {"video_metadata": [metadata for _, metadata in videos]}
-            # A processor that takes a set number of frames (Gemma 4: 32) refuses a shorter video: it gets all.
-            wanted = getattr(self.processor.video_processor, "num_frames", None)
-            fewest = min(len(frames) for frames in inputs["videos"])
-            if wanted and fewest < wanted:
-                kwargs["num_frames"] = fewest
-            inputs["videos_kwargs"] = kwargs
-        return inputs
 
     def piece(self, token_id: int) -> str:
         """The token as the vocabulary spells it (Ġ for a space in Qwen's, ▁ in Gemma's, <0xE4> for a byte)."""
@@ -406,51 +367,6 @@ class SimpleBackend:
             torch.cuda.empty_cache()
         elif self.device == "cpu":
             _malloc_trim()
-
-
-def load_processor(folder: Path, config: dict) -> tuple[object | None, tuple[str, ...], dict]:
-    """The checkpoint's processor, the media kinds it and the model read, and why each other kind is not read
-    ({kind: {en, zh}}). A checkpoint without processor files, or a machine without torchvision, reads text."""
-    has_encoder = {
-        "image": "vision_config" in config,
-        "video": "vision_config" in config,
-        "audio": "audio_config" in config,
-    }
-    if not any(has_encoder.values()):
-        return None, (), {}
-    try:
-        processor = AutoProcessor.from_pretrained(folder)
-    except (OSError, ValueError, ImportError) as e:
-        why = {"en": f"its processor does not load: {e}", "zh": f"它的處理器無法載入：{e}"}
-        return None, (), {kind: why for kind in media.MEDIA}
-    parts = {"image": "image_processor", "video": "video_processor", "audio": "feature_extractor"}
-    reads = tuple(
-        kind
-        for kind in media.MEDIA
-        if has_encoder[kind] and getattr(processor, parts[kind], None) is not None
-    )
-    refused = {
-        kind: {
-            "en": f"this model has no {kind} encoder",
-            "zh": f"這個模型沒有{media.KIND_NAMES[kind][1]}編碼器",
-        }
-        for kind in media.MEDIA
-        if kind not in reads
-    }
-    if "audio" in reads and not _audio_encoder_fits(config, processor):
-        reads = tuple(kind for kind in reads if kind != "audio")
-        refused["audio"] = {
-            "en": "its audio encoder's first layer is sized for another number of mel bands",
-            "zh": "它的音訊編碼器第一層的大小對不上梅爾頻帶的數目",
-        }
-    return processor, reads, refused
-
-
-def _audio_encoder_fits(config: dict, processor) -> bool:
-    """transformers 5.22 sizes Gemma 4's audio input projection from subsampling_conv_channels[0] as if it
-    were the number of mel bands (both are 128 in the real checkpoint); where they differ, it cannot run."""
-    channels = config["audio_config"].get("subsampling_conv_channels", [128])
-    return channels[0] == processor.feature_extractor.feature_size
 
 
 def _malloc_trim() -> None:
