@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentloop import cleanup, media
 from agentloop.harnesses.pi_harness import pi_own_models
-from demo_server import stages
+from demo_server import media_preview, stages
 from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response
 from demo_server.guard import MAX_BODY, TOKEN_HEADER, Guard, allowed_hosts
@@ -41,6 +41,8 @@ from demo_server.schemas import (
     ErrorBody,
     LoadRequest,
     LoadStarted,
+    MediaPreview,
+    MediaPreviewRequest,
     ModelMenu,
     NextToken,
     NextTokenRequest,
@@ -232,6 +234,19 @@ def create_app(
     def stop(run_id: str, req: Empty | None = None):
         current.get_run(run_id).stop()
         return {"ok": True}
+
+    @app.post(
+        "/api/media/expand",
+        response_model=MediaPreview,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="What a file becomes in each family's prompt (chapter 7): placeholders expanded, no run",
+    )
+    def media_expand(req: MediaPreviewRequest):
+        try:
+            return media_preview.preview(req.attachment.name, req.attachment.decoded())
+        except media.MediaError as e:
+            raise ApiError(400, e.en, e.zh) from e
 
     @app.post(
         "/api/render",

@@ -129,6 +129,20 @@ class RunRequest(Strict):
     )
 
 
+class MediaPreviewRequest(Strict):
+    attachment: AttachmentIn
+
+
+class MediaPreview(BaseModel):
+    name: str
+    kind: Literal["image", "audio", "video", "file"]
+    families: dict[str, dict[str, Any]] = Field(
+        description="{family: {model, media_tokens, n_tokens, tokens: [[piece, count], …]} or "
+        "{model, refused: {en, zh}}}: the user turn holding the file, as that family's model reads it; "
+        "a placeholder repeated is one [piece, count]."
+    )
+
+
 class AttachedFile(BaseModel):
     name: str = Field(description="Its name in /data (made unique there).")
     kind: Literal["image", "audio", "video", "file"]

@@ -138,3 +138,24 @@ def files_kept(server) -> set[str]:
     """Every conversation the server keeps, and every file in their folders."""
     kept = server.current.conversations._kept.values()
     return {str(p) for conv in kept for p in [conv.files, *conv.files.rglob("*")]}
+
+
+def test_expand_shows_what_a_file_becomes_in_each_family(client):
+    r = client.post(
+        "/api/media/expand", {"attachment": attached("photo.png", media_files.image(640, 480))}
+    )
+    assert r.status_code == 200, r.text
+    families = r.json()["families"]
+    gemma, qwen = families["gemma4"], families["qwen3_5"]
+    assert qwen["media_tokens"] == {"image": 300}  # 640×480 in tokens of 32×32 pixels
+    assert ["<|image_pad|>", 300] in qwen["tokens"]
+    n = gemma["media_tokens"]["image"]
+    assert ["<|image|>", n] in gemma["tokens"] and 0 < n <= 280
+    assert gemma["n_tokens"] == sum(count for _, count in gemma["tokens"])
+    sound = client.post(
+        "/api/media/expand", {"attachment": attached("t.wav", media_files.tone(2.0))}
+    )
+    assert sound.json()["families"]["gemma4"]["media_tokens"] == {"audio": 50}
+    assert sound.json()["families"]["qwen3_5"]["refused"]["en"] == "this model has no audio encoder"
+    bad = client.post("/api/media/expand", {"attachment": attached("x.mp4", b"text " * 50)})
+    assert bad.status_code == 400 and bad.json()["message"]["zh"]
