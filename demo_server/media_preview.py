@@ -46,9 +46,10 @@ def preview(name: str, data: bytes) -> dict:
         attachment = media.save(data, name, folder, media.MEDIA)
         with _lock:
             families = {f: _one_family(f, attachment) for f in CHECKPOINTS}
+        frames = media.summary(attachment).get("frames")
     finally:
         cleanup.remove_tree(folder)
-    return {"name": name, "kind": kind, "families": families}
+    return {"name": name, "kind": kind, "frames": frames, "families": families}
 
 
 def _one_family(family: str, attachment: media.Attachment) -> dict:

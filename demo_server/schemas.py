@@ -136,6 +136,7 @@ class MediaPreviewRequest(Strict):
 class MediaPreview(BaseModel):
     name: str
     kind: Literal["image", "audio", "video", "file"]
+    frames: list[float] | None = Field(None, description="A video: the time of each frame kept.")
     families: dict[str, dict[str, Any]] = Field(
         description="{family: {model, media_tokens, n_tokens, tokens: [[piece, count], …]} or "
         "{model, refused: {en, zh}}}: the user turn holding the file, as that family's model reads it; "

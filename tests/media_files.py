@@ -62,13 +62,16 @@ def spoken(words: str, folder: Path) -> bytes:
     return path.read_bytes()
 
 
-def video(frames: int = 12, fps: int = 6, width: int = 64, height: int = 48) -> bytes:
-    """A colour bar that moves across the picture, encoded with PyAV as MPEG-4 in an MP4."""
+def video(
+    frames: int = 12, fps: int = 6, width: int = 64, height: int = 48, fmt: str = "mp4"
+) -> bytes:
+    """A colour bar that moves across the picture, encoded with PyAV: MPEG-4 in an MP4, or VP8 in a WebM
+    (which browsers play)."""
     import av
 
     out = io.BytesIO()
-    with av.open(out, "w", format="mp4") as container:
-        stream = container.add_stream("mpeg4", rate=fps)
+    with av.open(out, "w", format=fmt) as container:
+        stream = container.add_stream("mpeg4" if fmt == "mp4" else "libvpx", rate=fps)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         for i in range(frames):
             pixels = np.full((height, width, 3), 40, np.uint8)

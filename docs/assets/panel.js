@@ -12,6 +12,7 @@
      data-question        the question the live form starts with
      data-autoplay        "true": start the replay at once
      data-source-pattern  URL of a source line, with {path} and {line}; the hook adds it
+     data-attach          "true": the live form takes files for the question (attach.js, chapter 7)
    The API the live mode expects from the demo server is in docs/assets/README-panel.md. */
 
 import {
@@ -25,6 +26,7 @@ import {
   url,
 } from "./api.js";
 import { asText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
+import { attachControl } from "./attach.js";
 import { harnessControls } from "./harness.js";
 import { hidePopover, Renderer, wireTokens } from "./render.js";
 import { rememberedSettings, rememberSettings, toolsChecklist } from "./settings.js";
@@ -397,6 +399,8 @@ class Panel {
     const qLabel = el("label", "al-field al-field-wide");
     qLabel.append(el("span", null, "Question"), q);
     form.append(qLabel);
+    this.attach = attachControl(this.root, status); // files for the question, where data-attach="true"
+    if (this.attach) form.append(this.attach.element);
     const inputs = {};
     const kept = rememberedSettings(); // this page's last run, over the server's defaults
     const start = (key, type) => (typeof kept[key] === type ? kept[key] : defaults[key]);
@@ -830,14 +834,15 @@ class Panel {
   async startRun(question, settings, runBtn, stopBtn) {
     if (!question) return;
     this.closeStream();
-    this.newTurn(question);
+    const turn = this.newTurn(question);
     this.renderer.onDecision = (callId, approve) =>
       postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
     runBtn.disabled = true;
     let started;
     try {
       const follow = this.conversationId ? { conversation_id: this.conversationId } : {};
-      started = await postJSON("start_run", null, { question, settings, ...follow });
+      const files = this.attach ? await this.attach.request() : {};
+      started = await postJSON("start_run", null, { question, settings, ...follow, ...files });
     } catch (err) {
       // An expired or unknown conversation (410, 404): the server says so; the next question starts anew.
       if (err.status === 410 || err.status === 404) this.conversationId = null;
@@ -849,6 +854,7 @@ class Panel {
     }
     if (this.destroyed) return;
     this.runId = started.run_id;
+    if (this.attach) this.attach.sent(started.attachments, turn);
     this.conversationId = started.conversation_id || null;
     this.newConversationBtn.disabled = !this.conversationId;
     stopBtn.disabled = false;
