@@ -71,12 +71,8 @@ class MediaProcessor:
 def load_processor(folder: Path, config: dict) -> tuple[object | None, tuple[str, ...], dict]:
     """The checkpoint's processor, the media kinds it and the model read, and why each other kind is not read
     ({kind: {en, zh}}). A checkpoint without processor files, or a machine without torchvision, reads text."""
-    has_encoder = {
-        "image": "vision_config" in config,
-        "video": "vision_config" in config,
-        "audio": "audio_config" in config,
-    }
-    if not any(has_encoder.values()):
+    has_encoder = encoder_kinds(config)
+    if not has_encoder:
         why = {"en": "this model has no encoder for media", "zh": "這個模型沒有媒體編碼器"}
         return None, (), {kind: why for kind in media.MEDIA}
     try:
@@ -88,7 +84,7 @@ def load_processor(folder: Path, config: dict) -> tuple[object | None, tuple[str
     reads = tuple(
         kind
         for kind in media.MEDIA
-        if has_encoder[kind] and getattr(processor, parts[kind], None) is not None
+        if kind in has_encoder and getattr(processor, parts[kind], None) is not None
     )
     refused = {
         kind: {
@@ -105,6 +101,13 @@ def load_processor(folder: Path, config: dict) -> tuple[object | None, tuple[str
             "zh": "它的音訊編碼器第一層的大小對不上梅爾頻帶的數目",
         }
     return processor, reads, refused
+
+
+def encoder_kinds(config: dict) -> tuple[str, ...]:
+    """The media kinds the checkpoint has an encoder for, by its config: images and video share the
+    vision encoder."""
+    encoders = {"image": "vision_config", "audio": "audio_config", "video": "vision_config"}
+    return tuple(kind for kind in media.MEDIA if encoders[kind] in config)
 
 
 def audio_encoder_fits(config: dict, processor) -> bool:
