@@ -7,6 +7,7 @@ cgroup.py          a cgroup per sandboxed run: one memory and task limit for all
 cleanup.py         folders removed so that no tree the sandbox left can defeat it; the sweep at start
 cli.py             the `agentloop` command: each subcommand a small function
 events.py          the one event vocabulary every stage reports in
+media.py           attachments: checked by content, saved, decoded once, the user turn's parts
 paths.py           where things are on disk, the default model, and which checkpoint a model's name means
 sandbox.py         run_python's sandbox (bubblewrap, limits, a nobody user)
 sandbox_check.py   `agentloop sandbox --check`: which protections hold on this machine
