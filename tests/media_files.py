@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import shutil
 import struct
@@ -11,6 +12,13 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+
+
+def require_torchvision() -> None:
+    """transformers' video processors import torchvision: without it the models read text only."""
+    assert importlib.util.find_spec("torchvision"), (
+        "torchvision is missing: run `make setup` (pyproject.toml pins torchvision==0.28.0)"
+    )
 
 
 def image(

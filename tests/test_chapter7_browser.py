@@ -13,7 +13,11 @@ from demo_server.client import Client, ServerThread, free_port
 from tests import media_files
 from tests.conftest import CHROMIUM, TINY, build_book
 
-pytest.importorskip("torchvision", reason="transformers' video processors import torchvision")
+
+@pytest.fixture(autouse=True, scope="module")
+def torchvision_present():
+    media_files.require_torchvision()
+
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -116,30 +120,45 @@ def test_the_media_panel_shows_each_familys_tokens_live(server, browser, tmp_pat
     page.close()
 
 
-def test_offline_both_panels_replay_their_recordings(site, browser):
+@pytest.fixture
+def static(site):
+    """The built book from a plain file server, as it is published: no demo server, replays only."""
     import http.server
     import threading
 
     handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(site), **k)  # noqa: E731
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        page = browser.new_page(viewport={"width": 1280, "height": 2000})
-        page.goto(f"http://127.0.0.1:{httpd.server_port}/chapters/07-media/")
-        media = page.locator(".agentloop-media")
-        qwen = media.locator('.al-att-family[data-family="qwen3_5"]')
-        qwen.locator(".al-att-run").wait_for(timeout=20000)
-        assert qwen.locator(".al-att-run").inner_text().replace("\n", "") == "<|image_pad|>×300"
-        media.locator("img.al-att-thumb").wait_for(timeout=10000)  # the sample photo, upright
-        box = media.locator("img.al-att-thumb").bounding_box()
-        assert box["width"] > box["height"]  # stored sideways, shown as the viewer holds it
-        media.get_by_role("button", name="ch07-expand-clip").click()
-        runs = media.locator('.al-att-family[data-family="gemma4"] .al-att-run')
-        runs.nth(23).wait_for(timeout=20000)  # the clip's 24 frames, each its run of <|video|>
-        assert runs.count() == 24
-        media.locator("canvas.al-att-frame").first.wait_for(timeout=10000)  # frames of the clip
-        ARTIFACTS.mkdir(exist_ok=True)
-        media.screenshot(path=str(ARTIFACTS / "chapter7-media-replay.png"))
-        page.close()
-    finally:
-        httpd.shutdown()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+
+
+def test_offline_both_panels_replay_their_recordings(static, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.goto(f"{static}/chapters/07-media/")
+    media = page.locator(".agentloop-media")
+    qwen = media.locator('.al-att-family[data-family="qwen3_5"]')
+    qwen.locator(".al-att-run").wait_for(timeout=20000)
+    assert qwen.locator(".al-att-run").inner_text().replace("\n", "") == "<|image_pad|>×300"
+    media.locator("img.al-att-thumb").wait_for(timeout=10000)  # the sample photo, upright
+    box = media.locator("img.al-att-thumb").bounding_box()
+    assert box["width"] > box["height"]  # stored sideways, shown as the viewer holds it
+    media.get_by_role("button", name="ch07-expand-clip").click()
+    runs = media.locator('.al-att-family[data-family="gemma4"] .al-att-run')
+    runs.nth(23).wait_for(timeout=20000)  # the clip's 24 frames, each its run of <|video|>
+    assert runs.count() == 24
+    media.locator("canvas.al-att-frame").first.wait_for(timeout=10000)  # frames of the clip
+    ARTIFACTS.mkdir(exist_ok=True)
+    media.screenshot(path=str(ARTIFACTS / "chapter7-media-replay.png"))
+    page.close()
+
+
+def test_the_media_panel_speaks_the_readers_language(static, browser):
+    page = browser.new_page()
+    page.add_init_script("localStorage.setItem('agentloop.lang', 'zh-Hant')")
+    page.goto(f"{static}/chapters/07-media/")
+    media = page.locator(".agentloop-media")
+    media.locator('.al-att-family[data-family="qwen3_5"] .al-att-run').wait_for(timeout=20000)
+    text = media.inner_text()
+    assert "錄好的範例" in text and "模型讀到的使用者回合" in text and "個 token" in text
+    page.close()

@@ -16,7 +16,10 @@ from agentloop.model_families import Sampling
 from tests import media_files
 from tests.conftest import tiny_backend
 
-pytest.importorskip("torchvision", reason="transformers' video processors import torchvision")
+
+@pytest.fixture(autouse=True, scope="module")
+def torchvision_present():
+    media_files.require_torchvision()
 
 
 @pytest.fixture

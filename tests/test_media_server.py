@@ -17,7 +17,11 @@ from tests import media_files
 from tests.conftest import TINY
 from tests.test_media import BAD
 
-pytest.importorskip("torchvision", reason="transformers' video processors import torchvision")
+
+@pytest.fixture(autouse=True, scope="module")
+def torchvision_present():
+    media_files.require_torchvision()
+
 
 SETTINGS = {"max_new_tokens": 4, "max_steps": 1, "temperature": 0, "use_tools": False}
 

@@ -23,7 +23,11 @@ from agentloop.paths import MODELS_DIR
 from demo_server.client import free_port
 from tests import media_files
 
-pytest.importorskip("torchvision", reason="transformers' video processors import torchvision")
+
+@pytest.fixture(autouse=True, scope="module")
+def torchvision_present():
+    media_files.require_torchvision()
+
 
 MODEL = "tiny-gemma4"
 GREEDY = Sampling(temperature=0, max_new_tokens=8)
