@@ -4,6 +4,7 @@ with an image, a video and a recording equal to model.generate() given the same 
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -218,3 +219,22 @@ def test_the_harness_sends_the_expanded_context(gemma, tmp_path):
     assert prefill["n_tokens"] == context["n_tokens"] and "encode_ms" in prefill
     for e in sent:
         events.check(e)
+
+
+# -- the terminal: agentloop run --attach ----------------------------------------------------------------------------
+
+
+def test_agentloop_run_attach(tmp_path):
+    from tests.test_cli import agentloop
+
+    photo, fake = tmp_path / "photo.png", tmp_path / "clip.mp4"
+    photo.write_bytes(media_files.image(640, 480))
+    fake.write_text("words, not frames\n" * 10)
+    model = str(tiny_backend("qwen3_5").folder)
+    args = ["run", "--model", model, "--no-tools", "--max-tokens", "2", "--json"]
+    ran = agentloop(*args, "--attach", str(photo), "What is it?")
+    got = [json.loads(line) for line in ran.stdout.splitlines()]
+    context = next(e for e in got if e["type"] == "context")
+    assert context["media_tokens"] == {"image": 300}
+    refused = agentloop(*args, "--attach", str(photo), "--attach", str(fake), "What is it?")
+    assert refused.returncode == 2 and "clip.mp4 is named as a video" in refused.stderr
