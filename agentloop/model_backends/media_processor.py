@@ -38,9 +38,8 @@ class MediaProcessor:
             text=prompt, return_tensors="pt", **self.inputs(parts), **self.family.processor_kwargs
         )
         ids = out.pop("input_ids")[0].tolist()
-        out.pop(
-            "attention_mask", None
-        )  # one sequence, no padding: every position counts, as with text
+        # One sequence, no padding: every position counts, as with text.
+        out.pop("attention_mask", None)
         counts = {
             kind: ids.count(token) for kind, token in self.token_ids.items() if token is not None
         }

@@ -195,11 +195,11 @@ class SimpleBackend:
             encoders = self._encoded_media(prompt.media)  # before the prefill, timed apart from it
             encode_ms = round((time.perf_counter() - start) * 1000, 1)
             start = time.perf_counter()
-            if (
-                forced is None and not prompt.media
-            ):  # the last cache, back to what this prompt shares
+            # The last generation's cache, back to what this prompt shares; a continuation from
+            # outside (tests, the book's recordings) or a prompt with media starts from nothing.
+            if forced is None and not prompt.media:
                 cache, reused = self.prefix.start(prompt.ids)
-            else:  # a continuation from outside (tests, recordings), or media: from nothing
+            else:
                 self.prefix.drop()
                 cache, reused = fresh_cache(self.model.config), 0
             out = self._forward(ids[:, reused:], cache, hidden=drafting, **encoders)
@@ -321,10 +321,8 @@ class SimpleBackend:
         and pass its output in their place. Left to the forward pass, videos fail on Gemma 4: transformers 5.22's
         Gemma4Model.forward takes num_frames_per_video but does not hand it on to the video encoder. Sound has
         no such path: Gemma 4's audio encoder runs inside the prefill's forward pass."""
-        if (
-            not inputs
-            or "mm_encoder_outputs" not in inspect.signature(self.model.forward).parameters
-        ):
+        takes_encoded = "mm_encoder_outputs" in inspect.signature(self.model.forward).parameters
+        if not inputs or not takes_encoded:
             return inputs
         base, encoded = self.model.base_model, {}
         for kind in ("image", "video"):
