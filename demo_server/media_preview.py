@@ -62,7 +62,12 @@ def _one_family(family: str, attachment: media.Attachment) -> dict:
     prompt = tokenizer.apply_chat_template(
         [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=False
     )
-    ids, _, counts = processor.expand(prompt, media.parts([{"role": "user", "content": content}]))
+    try:
+        ids, _, counts = processor.expand(
+            prompt, media.parts([{"role": "user", "content": content}])
+        )
+    except media.MediaError as e:  # this family's processor refuses it (another may not)
+        return {**answer, "refused": e.message()}
     runs: list[list] = []
     for piece in tokenizer.convert_ids_to_tokens(ids):
         if runs and runs[-1][0] == piece and piece in added:  # a placeholder, repeated

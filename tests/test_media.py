@@ -238,3 +238,11 @@ def test_agentloop_run_attach(tmp_path):
     assert context["media_tokens"] == {"image": 300}
     refused = agentloop(*args, "--attach", str(photo), "--attach", str(fake), "What is it?")
     assert refused.returncode == 2 and "clip.mp4 is named as a video" in refused.stderr
+
+
+def test_a_processors_own_limit_is_said_in_both_languages(qwen, tmp_path):
+    # Qwen3.5's processor takes no image whose sides differ more than 200 times.
+    attachment = saved(tmp_path, media_files.image(4000, 1), "strip.png")
+    with pytest.raises(media.MediaError) as refused:
+        encoded(qwen, attachment)
+    assert "aspect ratio" in refused.value.en and "處理器拒絕" in refused.value.zh

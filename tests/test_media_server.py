@@ -163,3 +163,10 @@ def test_expand_shows_what_a_file_becomes_in_each_family(client):
     assert sound.json()["families"]["qwen3_5"]["refused"]["en"] == "this model has no audio encoder"
     bad = client.post("/api/media/expand", {"attachment": attached("x.mp4", b"text " * 50)})
     assert bad.status_code == 400 and bad.json()["message"]["zh"]
+
+
+def test_expand_says_which_family_refuses_a_file_and_why(client):
+    strip = attached("strip.png", media_files.image(4000, 1))
+    families = client.post("/api/media/expand", {"attachment": strip}).json()["families"]
+    assert "aspect ratio" in families["qwen3_5"]["refused"]["en"]
+    assert families["gemma4"]["media_tokens"] == {"image": 280}  # Gemma 4 fits it in 280 tokens

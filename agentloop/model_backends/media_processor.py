@@ -34,9 +34,18 @@ class MediaProcessor:
                 f"{self.model_id} reads no {kinds}: only {reads or 'text'}.",
                 f"{self.model_id} 不讀 {kinds}，只讀 {reads or '文字'}。",
             )
-        out = self.processor(
-            text=prompt, return_tensors="pt", **self.inputs(parts), **self.family.processor_kwargs
-        )
+        try:  # the processor's own limits (Qwen3.5: an aspect ratio under 200), said for the reader
+            out = self.processor(
+                text=prompt,
+                return_tensors="pt",
+                **self.inputs(parts),
+                **self.family.processor_kwargs,
+            )
+        except ValueError as e:
+            raise media.MediaError(
+                f"{self.model_id}'s processor refused the media: {e}",
+                f"{self.model_id} 的處理器拒絕了這個媒體：{e}",
+            ) from e
         ids = out.pop("input_ids")[0].tolist()
         # One sequence, no padding: every position counts, as with text.
         out.pop("attention_mask", None)
