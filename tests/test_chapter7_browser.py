@@ -80,6 +80,7 @@ def test_an_attached_image_becomes_placeholders_in_the_context(server, browser, 
     prompt = context.locator("pre.al-prompt").inner_text()
     assert prompt.count("<|image_pad|>") == 300
     assert panel.locator(".al-attach .al-att-item").count() == 0  # the control is empty again
+    assert "encoders ms" in panel.locator(".al-prefill").first.inner_text()  # beside the prefill
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "chapter7-attach-live.png"))
     page.close()

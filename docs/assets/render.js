@@ -462,6 +462,7 @@ export class Renderer {
     else kv(line, "computed", `${fmtNum(ev.n_tokens - reused)} of ${fmtNum(ev.n_tokens)} tokens` +
       (reused ? ` (${fmtNum(reused)} reused)` : ""));
     kv(line, "ms", fmtNum(ev.ms));
+    if (typeof ev.encode_ms === "number") kv(line, "encoders ms", fmtNum(ev.encode_ms)); // media (chapter 7)
     this.place(ev, line);
   }
 
