@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 import torch
@@ -246,3 +247,22 @@ def test_a_processors_own_limit_is_said_in_both_languages(qwen, tmp_path):
     with pytest.raises(media.MediaError) as refused:
         encoded(qwen, attachment)
     assert "aspect ratio" in refused.value.en and "處理器拒絕" in refused.value.zh
+
+
+def test_added_from_stays_right_after_the_expansion(qwen, tmp_path):
+    # Step 1 calls run_python (forced), step 2 reads its result: what step 2 added starts where step 1's
+    # prompt, expanded, stopped sharing text with it, after the photo's 300 placeholders.
+    attachment = saved(tmp_path, media_files.image(640, 480), "photo.png")
+    call = qwen.family.write_call("run_python", {"code": "print(6 * 7)"})
+    for text in (call, "It is 42.<|im_end|>"):
+        qwen.force(text)
+    sent: list[dict] = []
+    settings = RunSettings(max_steps=2, max_new_tokens=64, auto_approve=True, tools=("run_python",))
+    SimpleHarness(qwen, [], "What is 6 * 7?", settings, sent.append, tmp_path, [attachment]).run()
+    first, second = [e for e in sent if e["type"] == "context"]
+    cut = second["added_from"]
+    assert second["media_tokens"] == first["media_tokens"] == {"image": 300}
+    assert second["prompt"][:cut] == first["prompt"][:cut]  # shared, the placeholders included
+    assert second["prompt"].rindex("<|image_pad|>") < cut
+    assert "42" in second["prompt"][cut:]  # the tool's result is in the part marked new
+    assert cut == len(os.path.commonprefix([first["prompt"], second["prompt"]]))  # exactly there
