@@ -249,7 +249,9 @@ export function attachControl(root, status) {
       saved.forEach((a, i) => {
         const item = el("div", "al-att-item");
         item.dataset.kind = a.kind;
-        if (mine[i]) item.append(preview(mine[i], a.kind, a.frames));
+        // A medium kept as a plain file still looks like itself.
+        const looks = a.kind === "file" && mine[i] ? kindOfType(mine[i].type) : a.kind;
+        if (mine[i]) item.append(preview(mine[i], looks, a.frames));
         const label = `${a.name} · ${t(WORDS.kinds[a.kind] || WORDS.kinds.file)}`;
         item.append(el("div", "al-att-name", label));
         if (a.why_plain) item.append(el("div", "al-note", say(a.why_plain)));
