@@ -1,5 +1,5 @@
 """Make the sample files chapter 7's recordings attach (docs/chapters/runs/media/), from nothing: a photo stored
-sideways with an EXIF orientation, a spoken question (espeak-ng), a tone, and a short WebM clip.
+sideways with an EXIF orientation, a spoken question (espeak-ng) and a short WebM clip.
 
     python scripts/make_sample_media.py
 """
@@ -38,7 +38,6 @@ def photo() -> bytes:
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "photo.jpg").write_bytes(photo())
-    (OUT / "tone.wav").write_bytes(media_files.tone(2.0, rate=16000))
     with tempfile.TemporaryDirectory() as folder:
         (OUT / "question.wav").write_bytes(
             media_files.spoken("What is in the picture?", Path(folder))
