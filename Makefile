@@ -31,11 +31,14 @@ $(STAMP): pyproject.toml
 # Debian packages the tests use for real: bubblewrap, libseccomp's Python bindings (for the system's python3,
 # which builds the filter) and keyutils (keyctl, for a fresh keyring) for the sandbox; Chromium (browser tests);
 # docker-compose (a real compose implementation that validates compose/compose.yaml; Docker cannot run here);
-# fonts-noto-cjk, the source scripts/subset_cjk_font.py cuts the panels' Chinese font from.
-SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver docker-compose fonts-noto-cjk
+# fonts-noto-cjk, the source scripts/subset_cjk_font.py cuts the panels' Chinese font from; espeak-ng (spoken
+# words for the media tests, chapter 7).
+SYSTEM_PACKAGES := bubblewrap python3-seccomp keyutils chromium chromium-driver docker-compose fonts-noto-cjk \
+	espeak-ng
 system:
 	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null || ! command -v keyctl >/dev/null \
-	    || ! command -v docker-compose >/dev/null || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null \
+	    || ! command -v docker-compose >/dev/null || ! command -v espeak-ng >/dev/null \
+	    || ! /usr/bin/python3 -c 'import seccomp' 2>/dev/null \
 	    || [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \

@@ -8,6 +8,7 @@ cleanup.py         folders removed so that no tree the sandbox left can defeat i
 __main__.py        `python -m agentloop`, the same command
 cli.py             the `agentloop` command: each subcommand a small function
 events.py          the one event vocabulary every stage reports in
+media.py           attachments: checked by content, saved, decoded once, the user turn's parts
 paths.py           where things are on disk, the default model, and which checkpoint a model's name means
 sandbox.py         run_python's sandbox (bubblewrap, limits, a nobody user)
 sandbox_check.py   `agentloop sandbox --check`: which protections hold on this machine
@@ -15,4 +16,9 @@ seccomp_filter.py  the seccomp filter bwrap installs: the kernel calls the sandb
 terminal.py        `agentloop run`: a run in the terminal
 tiny_models.py     the tiny checkpoints of the real architectures, built offline
 tools.py           the tools the model may call, and the check of a call's arguments
+torchvision_cpu.py the two operator names torchvision's import needs beside a CPU torch
 """
+
+from agentloop import torchvision_cpu
+
+torchvision_cpu.install()  # before anything imports transformers, which imports torchvision

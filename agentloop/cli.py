@@ -148,6 +148,14 @@ def parser() -> argparse.ArgumentParser:
         help="with --harness pi: one of pi's own models, provider/id (needs its API key)",
     )
     run.add_argument(
+        "--attach",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="attach a file (repeatable): an image, sound or video the model reads becomes its "
+        "placeholder tokens, anything else a plain file in /data",
+    )
+    run.add_argument(
         "--folder",
         default=None,
         help="the conversation's folder, seen as /data (default: a new one)",

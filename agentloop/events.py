@@ -37,7 +37,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "request": ("step", "payload"),
     # From the backend: the prompt's forward pass, then one event per generated token. Of the
     # prompt's n_tokens, `reused` came from the cache the last generation left (chapter 8); the
-    # pass computed the rest.
+    # pass computed the rest. With media, `encode_ms` is the vision encoder's time before the pass
+    # (chapter 7); `ms` is the pass alone.
     "prefill": ("step", "n_tokens", "reused", "ms"),
     "token": (
         "step",
@@ -94,6 +95,7 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
     # rank_beyond: the rank is None because the token is not among the top N the server reported (vLLM's
     # /v1/completions tells ranks only inside its top 5).
     "request": ("added_from",),
+    "prefill": ("encode_ms",),
     "token": ("drafted", "forced", "rank_beyond"),
     "model_end": ("usage",),
     "tool_call": ("error",),

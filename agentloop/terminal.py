@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from agentloop import cleanup, paths
+from agentloop import cleanup, media, paths
 from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import (
     RunSettings,
@@ -80,13 +80,22 @@ def load(name: str | None, backend: str = "transformers", vllm_url: str | None =
 
 def run(args) -> int:
     settings = settings_from(args, Sampling())  # the flags are checked before the model loads
+    try:  # and the attachments: a bad file is said before anything loads or is saved
+        checked = media.check_all([(Path(p).name, Path(p).read_bytes()) for p in args.attach])
+    except (OSError, media.MediaError) as e:
+        print(f"Cannot attach: {getattr(e, 'en', e)}", file=sys.stderr)
+        return 2
     llm = load(args.model, args.backend, args.vllm_url)
     if llm is None:
         return 2
     settings = settings_from(args, llm.sampling_defaults)
     folder = Path(args.folder) if args.folder else cleanup.temp_folder("agentloop-conversation")
+    attachments = media.save_checked(checked, folder, getattr(llm, "modalities", ()))
+    for a in attachments:
+        if a.why_plain:
+            print(f"{a.name}: {a.why_plain['en']}", file=sys.stderr)
     try:
-        return loop(llm, args, settings, folder)
+        return loop(llm, args, settings, folder, attachments)
     finally:
         if args.folder is None and args.keep:  # a folder the reader named is never removed
             print(f"The conversation's folder is kept: {folder}", file=sys.stderr)
@@ -94,11 +103,16 @@ def run(args) -> int:
             cleanup.remove_tree(folder)
 
 
-def loop(llm, args, settings: RunSettings, folder: Path) -> int:
+def loop(llm, args, settings: RunSettings, folder: Path, attachments=()) -> int:
     """Run the harness in a worker thread and show its events until run_end; 0 if it ended well."""
     inbox: queue.Queue = queue.Queue()
-    harness_class = PiHarness if args.harness == "pi" else SimpleHarness
-    harness = harness_class(llm, [], args.question, settings, inbox.put, folder)
+    if args.harness == "pi":  # pi is told of the files in /data by their names in the question
+        named = "".join(f"\nAttached: /data/{a.name}" for a in attachments)
+        harness = PiHarness(llm, [], args.question + named, settings, inbox.put, folder)
+    else:
+        harness = SimpleHarness(
+            llm, [], args.question, settings, inbox.put, folder, attachments=attachments
+        )
     worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
     worker.start()
     show = print_json if args.json else Printer().show

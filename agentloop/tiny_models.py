@@ -404,7 +404,7 @@ def build_gemma4(folder: Path) -> Path:
             hidden_size=64,
             num_hidden_layers=2,
             num_attention_heads=2,
-            subsampling_conv_channels=[16, 8],
+            subsampling_conv_channels=[128, 8],
             output_proj_dims=128,
         ),
         boi_token_id=ids["<|image>"],

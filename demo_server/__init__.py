@@ -10,6 +10,7 @@ conversations.py  the conversations follow-up questions continue: their messages
 errors.py         refusals and failures as an `error` event with {en, zh}
 guard.py          what keeps other web pages out: Host, Origin, token and body checks
 loads.py          a model load in a thread, and its events (download progress included)
+media_preview.py  what an attached file becomes in each family's prompt, with no model run (chapter 7)
 menu.py           the model menu, each entry's description, and the loaded model's specs
 model.py          the one model, its locks, its run and its load; `text()` and `forward()` for stage
                   endpoints

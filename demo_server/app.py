@@ -27,9 +27,9 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentloop import cleanup
+from agentloop import cleanup, media
 from agentloop.harnesses.pi_harness import pi_own_models
-from demo_server import stages
+from demo_server import media_preview, stages
 from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response
 from demo_server.guard import MAX_BODY, TOKEN_HEADER, Guard, allowed_hosts
@@ -41,6 +41,8 @@ from demo_server.schemas import (
     ErrorBody,
     LoadRequest,
     LoadStarted,
+    MediaPreview,
+    MediaPreviewRequest,
     ModelMenu,
     NextToken,
     NextTokenRequest,
@@ -190,8 +192,10 @@ def create_app(
             req.settings.model_dump(exclude_none=True),
             req.forced,
             req.conversation_id,
+            [(a.name, a.decoded()) for a in req.attachments],
         )
-        return {"run_id": run.id, "conversation_id": run.conversation.id}
+        attached = [media.summary(a) for a in run.attachments]
+        return {"run_id": run.id, "conversation_id": run.conversation.id, "attachments": attached}
 
     @app.get(
         "/api/runs/{run_id}/events",
@@ -230,6 +234,19 @@ def create_app(
     def stop(run_id: str, req: Empty | None = None):
         current.get_run(run_id).stop()
         return {"ok": True}
+
+    @app.post(
+        "/api/media/expand",
+        response_model=MediaPreview,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="What a file becomes in each family's prompt (chapter 7): placeholders expanded, no run",
+    )
+    def media_expand(req: MediaPreviewRequest):
+        try:
+            return media_preview.preview(req.attachment.name, req.attachment.decoded())
+        except media.MediaError as e:
+            raise ApiError(400, e.en, e.zh) from e
 
     @app.post(
         "/api/render",

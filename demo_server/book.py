@@ -25,8 +25,11 @@ from fastapi.routing import APIRoute
 INLINE_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.S | re.I)
 HEAD = re.compile(r"<head\b[^>]*>", re.I)
 # style-src allows inline styles: Material and mermaid set style attributes and write <style> elements.
+# blob: images and media are the reader's own files, previewed by the attach control (attach.js) from URLs
+# the page itself made.
 CSP = (
-    "default-src 'self'; script-src 'self'{hashes}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "default-src 'self'; script-src 'self'{hashes}; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; media-src 'self' blob:; "
     "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
 )

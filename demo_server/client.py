@@ -82,11 +82,17 @@ class Client:
             time.sleep(0.05)
 
     def start_run(
-        self, question: str, settings: dict | None = None, forced: list[str] | None = None
+        self,
+        question: str,
+        settings: dict | None = None,
+        forced: list[str] | None = None,
+        attachments: list[dict] | None = None,
     ) -> str:
         body = {"question": question, "settings": settings or {}}
         if forced is not None:
             body["forced"] = forced
+        if attachments:  # [{name, data (base64)}]
+            body["attachments"] = attachments
         r = self.post("/api/runs", body)
         if r.status_code != 200:
             raise RuntimeError(f"POST /api/runs: {r.status_code} {r.text}")

@@ -21,11 +21,15 @@ import ipaddress
 
 from starlette.datastructures import Headers, MutableHeaders
 
+from agentloop import media
 from demo_server.errors import error_response
 
 TOKEN_HEADER = "X-Agentloop-Token"
 SAFE_METHODS = ("GET", "HEAD")
 MAX_BODY = 64 * 1024
+# A run's body carries its attachments (base64, 4 bytes for each 3): media.MAX_BYTES in all, and the question.
+ATTACHMENTS_BODY = media.MAX_BYTES * 4 // 3 + MAX_BODY
+LARGE_BODIES = {"/api/runs": ATTACHMENTS_BODY, "/api/media/expand": ATTACHMENTS_BODY}
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 SECURITY_HEADERS = {
@@ -93,7 +97,8 @@ class Guard:
         headers = Headers(scope=scope)
         refusal = self.check(scope, headers)
         if refusal is None and scope["method"] not in SAFE_METHODS:
-            refusal, receive = await self.read_body(headers, receive)
+            limit = max(self.max_body, LARGE_BODIES.get(scope["path"], 0))
+            refusal, receive = await self.read_body(headers, receive, limit)
         if refusal is not None:
             return await refusal(scope, receive, self.with_headers(send, scope))
         await self.app(scope, receive, self.with_headers(send, scope))
@@ -151,15 +156,15 @@ class Guard:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name in LOOPBACK_NAMES
 
-    async def read_body(self, headers: Headers, receive):
-        """The whole body (at most max_body bytes), read before the app starts, then handed to it again."""
+    async def read_body(self, headers: Headers, receive, limit: int):
+        """The whole body (at most `limit` bytes), read before the app starts, then handed to it again."""
         too_big = error_response(
             413,
-            f"Refused: the body is larger than {self.max_body} bytes.",
-            f"拒絕：請求內容超過 {self.max_body} 位元組。",
+            f"Refused: the body is larger than {limit} bytes.",
+            f"拒絕：請求內容超過 {limit} 位元組。",
         )
         length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+        if length is not None and (not length.isdigit() or int(length) > limit):
             return too_big, receive
         chunks, size = [], 0
         while True:
@@ -168,7 +173,7 @@ class Guard:
                 return None, receive
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
-            if size > self.max_body:
+            if size > limit:
                 return too_big, receive
             if not message.get("more_body", False):
                 break

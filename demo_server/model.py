@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 
-from agentloop import paths
+from agentloop import media, paths
 from agentloop.harnesses.simple_harness import run_settings
 from agentloop.tools import TOOLS
 from demo_server import menu
@@ -76,6 +76,7 @@ class CurrentModel:
                 ),  # a drafter exists: the panels offer the MTP switch
                 "specs": self.specs,
                 "examples": self.examples,
+                "media": media_status(b),
                 "error": self.error,
             }
 
@@ -146,8 +147,10 @@ class CurrentModel:
         settings_given: dict,
         forced: list[str] | None,
         conversation_id: str | None = None,
+        files: list[tuple[str, bytes]] = (),
     ) -> Run:
-        """A run of `question`: a follow-up in conversation `conversation_id`, or the first of a new one."""
+        """A run of `question`: a follow-up in conversation `conversation_id`, or the first of a new one,
+        with `files` (name, bytes) attached: all saved in its folder, or none when one is refused."""
         with self._lock:
             self._refuse_if_busy("start a run", "開始執行")
             if self.backend is None:
@@ -166,13 +169,27 @@ class CurrentModel:
                 )
             for text in forced or []:  # no run is using the model: the queue is this run's alone
                 self.backend.force(text)
+            if files and settings.harness == "pi":
+                raise ApiError(
+                    400,
+                    "Attachments go to agentloop's own loop: run them with harness simple.",
+                    "附件只交給 agentloop 自己的迴圈：請以 harness simple 執行。",
+                )
+            try:  # every file checked before a conversation is made or touched
+                checked = media.check_all(list(files))
+            except media.MediaError as e:
+                raise ApiError(400, e.en, e.zh) from e
             conversation = (
                 self.conversations.get(conversation_id)
                 if conversation_id
                 else self.conversations.new()
             )
+            readable = getattr(self.backend, "modalities", ())
+            attachments = media.save_checked(checked, conversation.files, readable)
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
-            run = Run(llm, question, settings, self._run_ended, self.orphan_s, conversation)
+            run = Run(
+                llm, question, settings, self._run_ended, self.orphan_s, conversation, attachments
+            )
             self.run = run
             self.runs[run.id] = run
             forget_old_runs(self.runs)
@@ -272,3 +289,11 @@ def defaults(backend) -> dict:
     d = asdict(run_settings(backend.sampling_defaults))
     d["tools"] = list(d["tools"])
     return d
+
+
+def media_status(backend) -> dict:
+    """The kinds of attachment the model reads, and for each other kind why not ({en, zh}): the panel's
+    attach control says it, and such a file is kept as a plain file for run_python."""
+    reads = list(getattr(backend, "modalities", ())) if backend else []
+    refused = dict(getattr(backend, "media_refused", {})) if backend else {}
+    return {"reads": reads, "refused": refused, "max_bytes": media.MAX_BYTES}

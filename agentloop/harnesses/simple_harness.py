@@ -5,8 +5,9 @@ reply without a tool call is the final answer; a tool call is validated against 
 reader for approval, run, and its result appended, and the loop goes round again. Every stage sends an event
 (events.py), which is all the book's panels and the terminal ever see.
 
-Left out here: attachments (their chapter adds them) and pi's loop (pi_harness.py, which shares this
-class's side of the reader).
+With attachments (media.py, chapter 7) the question is a list of content parts, and each step's prompt is
+encoded with the conversation's media. Left out here: pi's loop (pi_harness.py, which shares this class's side
+of the reader).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from agentloop import events
+from agentloop import events, media
 from agentloop.model_backends import Backend
 from agentloop.model_families import Sampling
 from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, validate
@@ -92,11 +93,14 @@ class SimpleHarness:
         settings: RunSettings,
         emit: Callable[[dict], None],
         files: Path | None = None,
+        attachments: Sequence[media.Attachment] = (),
     ):
         self.id = uuid.uuid4().hex[:12]
         self.llm = llm
         self.settings = settings
-        self.messages = [*history, {"role": "user", "content": user_text}]
+        # With attachments, the question is a list of parts: the media in order, then the text (media.py).
+        question = media.user_content(user_text, list(attachments))
+        self.messages = [*history, {"role": "user", "content": question}]
         # The conversation's folder, which run_python's sandbox sees as /data.
         self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
         self.tools: dict[str, Tool] = (
@@ -149,14 +153,17 @@ class SimpleHarness:
             self.step = step
             self.emit("step_start", step=step)
             prompt = self.llm.render([system, *self.messages], tools, s.thinking)
-            encoded = self.llm.encode(prompt)
+            encoded = self.llm.encode(prompt, media.parts(self.messages))
+            # What this step added: everything after the part it shares with the last step's prompt. The
+            # media sit in user messages, before that part, so in the expanded text it starts further on
+            # by what their placeholders expanded into.
+            expanded_by = len(encoded.text) - len(prompt)
             self.emit(
                 "context",
                 step=step,
                 prompt=encoded.text,
                 n_tokens=encoded.n_tokens,
-                # what this step added: everything after the part it shares with the last step's prompt
-                added_from=common_prefix(prompt, prev_prompt) if prev_prompt else 0,
+                added_from=expanded_by + common_prefix(prompt, prev_prompt) if prev_prompt else 0,
                 media_tokens=encoded.media_tokens,
                 context_length=self.llm.context_length,
                 roles=role_counts([system, *self.messages]),

@@ -7,6 +7,7 @@ VLLMBackend (a vLLM server).
 
 detokenize.py      token ids back to text, piece by piece, without splitting a character
 model_folder.py    where a model's files come from (a folder, or the Hub at a pinned revision) and the errors said plainly
+media_processor.py the checkpoint's processor: media placeholders expanded into their tokens
 mtp.py             the MTP drafter that guesses tokens for drafted decoding
 prefix_cache.py    PrefixCache: what the last step computed, kept so the next computes only what is new
 sampling.py        how each token is picked, and the report of what the settings kept

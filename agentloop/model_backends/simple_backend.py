@@ -5,14 +5,16 @@ one forward pass over the prompt (prefill), then one per token with the cache, a
 rules of sampling.py, so every token can be reported with its probability, rank and alternatives. With MTP on,
 the tokens come from _drafted() instead, where a drafter (mtp.py) guesses and one pass checks several at once.
 The cache is kept from one generate() to the next (prefix_cache.py), so the prefill computes
-only the part of the prompt the last one did not hold.
-Left out here: media (images, sound, video), which has a chapter and code of its own.
+only the part of the prompt the last one did not hold. With media (chapter 7), the checkpoint's processor expands
+each placeholder in encode(), the vision encoder runs before the prefill, and its output goes in their place.
+Left out here: keeping a prompt with media in the prefix cache (such a prompt is prefilled whole each step).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import inspect
 import json
 import time
 from collections import deque
@@ -25,6 +27,7 @@ from transformers import AutoModelForMultimodalLM, AutoTokenizer
 from agentloop import model_families
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
+from agentloop.model_backends.media_processor import MediaProcessor
 from agentloop.model_backends.model_folder import download
 from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.prefix_cache import PrefixCache, cut_back, fresh_cache
@@ -57,6 +60,8 @@ class SimpleBackend:
             .eval()
         )
         self.config = config
+        self.media = MediaProcessor(self.folder, config, self.family, model_id)
+        self.modalities, self.media_refused = self.media.reads, self.media.refused
         text_config = config.get("text_config", config)
         self.context_length = int(
             text_config.get("max_position_embeddings") or self.tokenizer.model_max_length
@@ -118,11 +123,21 @@ class SimpleBackend:
         )
 
     def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded:
-        """The prompt's token ids. The template already wrote every special token, so none is added."""
-        if parts:
-            raise NotImplementedError("attachments need the media support of a later chapter")
-        ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
-        return Encoded(prompt, ids, len(ids))
+        """The prompt as the model reads it. Without media, the prompt's tokens (the template already wrote every
+        special token, so none is added). With media (`parts`, the conversation's media in the order of their
+        placeholders), the processor replaces each placeholder with the tokens that image, sound or video takes
+        (media_processor.py), and makes the inputs of the encoders whose output goes there."""
+        if not parts:
+            ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
+            return Encoded(prompt, ids, len(ids))
+        ids, inputs, counts = self.media.expand(prompt, parts)
+        return Encoded(
+            self.tokenizer.decode(ids, skip_special_tokens=False),
+            ids,
+            len(ids),
+            dict(inputs.to(self.device, dtype=self.dtype)),
+            counts,
+        )
 
     def piece(self, token_id: int) -> str:
         """The token as the vocabulary spells it (Ġ for a space in Qwen's, ▁ in Gemma's, <0xE4> for a byte)."""
@@ -179,15 +194,21 @@ class SimpleBackend:
         with torch.inference_mode():
             fresh_positions(self.model)
             start = time.perf_counter()
-            if forced is None:  # the last generation's cache, back to what this prompt shares
+            encoders = self._encoded_media(prompt.media)  # before the prefill, timed apart from it
+            encode_ms = round((time.perf_counter() - start) * 1000, 1)
+            start = time.perf_counter()
+            # The last generation's cache, back to what this prompt shares; a continuation from
+            # outside (tests, the book's recordings) or a prompt with media starts from nothing.
+            if forced is None and not prompt.media:
                 cache, reused = self.prefix.start(prompt.ids)
-            else:  # a continuation from outside (tests, the book's recordings) starts from nothing
+            else:
                 self.prefix.drop()
                 cache, reused = fresh_cache(self.model.config), 0
-            out = self._forward(ids[:, reused:], cache, hidden=drafting)
+            out = self._forward(ids[:, reused:], cache, hidden=drafting, **encoders)
             ms = round((time.perf_counter() - start) * 1000, 1)
             self.prefix.mark(cache)  # Gated DeltaNet's state at the prompt's end, copied
-            yield {"type": "prefill", "n_tokens": len(prompt.ids), "reused": reused, "ms": ms}
+            timing = {"ms": ms, **({"encode_ms": encode_ms} if prompt.media else {})}
+            yield {"type": "prefill", "n_tokens": len(prompt.ids), "reused": reused, **timing}
             # [/quote:prefill]
 
             # [quote:decode]
@@ -217,7 +238,7 @@ class SimpleBackend:
                 ):
                     break
             # [/quote:decode]
-            if forced is None:
+            if forced is None and not prompt.media:
                 self.prefix.hold(cache, prompt.ids + generated)  # for the next step's prompt
 
         # [quote:done]
@@ -320,16 +341,38 @@ class SimpleBackend:
         """A round's guesses as the draft event carries them: id, the vocabulary's piece, the text."""
         return [{"id": i, "piece": self.piece(i), "text": self.tokenizer.decode([i])} for i in ids]
 
-    def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False):
+    def _encoded_media(self, inputs: dict) -> dict:
+        """Run the vision encoder over the prompt's images and videos before the prefill, as generate() does,
+        and pass its output in their place. Left to the forward pass, videos fail on Gemma 4: transformers 5.22's
+        Gemma4Model.forward takes num_frames_per_video but does not hand it on to the video encoder. Sound has
+        no such path: Gemma 4's audio encoder runs inside the prefill's forward pass."""
+        takes_encoded = "mm_encoder_outputs" in inspect.signature(self.model.forward).parameters
+        if not inputs or not takes_encoded:
+            return inputs
+        base, encoded = self.model.base_model, {}
+        for kind in ("image", "video"):
+            encoder = getattr(base, f"get_{kind}_features", None)
+            params = inspect.signature(encoder).parameters if encoder else {}
+            args = {k: inputs[k] for k in params if k in inputs}
+            if any(k.startswith("pixel_values") for k in args):
+                encoded[kind] = encoder(**args, return_dict=True)
+        if not encoded:
+            return inputs
+        # The pixels go; the rest stays, such as the grid sizes Qwen3.5's M-RoPE positions are computed from.
+        kept = {k: v for k, v in inputs.items() if not k.startswith("pixel_values")}
+        return {**kept, "mm_encoder_outputs": encoded}
+
+    def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False, **encoders):
         # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token
         # needs only its own position computed; logits_to_keep: only the last positions' distributions are needed.
-        # The drafter reads the model's last hidden states (`hidden`).
+        # The drafter reads the model's last hidden states (`hidden`). `encoders`: the media, prefill only.
         return self.model(
             input_ids=ids,
             past_key_values=past,
             use_cache=True,
             logits_to_keep=keep,
             output_hidden_states=hidden,
+            **encoders,
         )
 
     # -- memory ------------------------------------------------------------------------------------------------------

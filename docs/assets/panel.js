@@ -12,6 +12,7 @@
      data-question        the question the live form starts with
      data-autoplay        "true": start the replay at once
      data-source-pattern  URL of a source line, with {path} and {line}; the hook adds it
+     data-attach          "true": the live form takes files for the question (attach.js, chapter 7)
    The API the live mode expects from the demo server is in docs/assets/README-panel.md. */
 
 import {
@@ -24,6 +25,7 @@ import {
   url,
 } from "./api.js";
 import { asText, codeText, el, fmtBytes, fmtCount, kv, onEveryPage, statusBar } from "./dom.js";
+import { attachControl } from "./attach.js";
 import { harnessControls } from "./harness.js";
 import { lang, onLang, pick, t, tableError } from "./i18n.js";
 import { askedTurn, hidePopover, Renderer, wireTokens } from "./render.js";
@@ -437,6 +439,8 @@ class Panel {
     this.examplesBox = el("div", "al-examples");
     form.append(this.examplesBox);
     this.drawExamples(status);
+    this.attach = attachControl(this.root, status); // files for the question, where data-attach="true"
+    if (this.attach) form.append(this.attach.element);
     const tryThis = this.tryControl();
     if (tryThis) form.append(tryThis);
     // The settings, folded to one line that names the ones that matter most; it opens to all.
@@ -988,7 +992,7 @@ class Panel {
   async startRun(question, settings, runBtn, stopBtn) {
     if (!question) return;
     this.closeStream();
-    this.newTurn(question);
+    const turn = this.newTurn(question);
     this.renderer.onDecision = (callId, approve) =>
       postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
     runBtn.disabled = true;
@@ -1000,7 +1004,8 @@ class Panel {
     let started;
     try {
       const follow = this.conversationId ? { conversation_id: this.conversationId } : {};
-      started = await postJSON("start_run", null, { question, settings, ...follow });
+      const files = this.attach ? await this.attach.request() : {};
+      started = await postJSON("start_run", null, { question, settings, ...follow, ...files });
     } catch (err) {
       // An expired or unknown conversation (410, 404): the server says so; the next question starts anew.
       if (err.status === 410 || err.status === 404) this.conversationId = null;
@@ -1010,6 +1015,7 @@ class Panel {
     }
     if (this.destroyed) return;
     this.runId = started.run_id;
+    if (this.attach) this.attach.sent(started.attachments, turn);
     this.conversationId = started.conversation_id || null;
     this.newConversationBtn.disabled = !this.conversationId;
     stopBtn.disabled = false;

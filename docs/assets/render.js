@@ -561,6 +561,7 @@ export class Renderer {
         }),
       );
     kv(line, "ms", fmtNum(ev.ms));
+    if (typeof ev.encode_ms === "number") kv(line, t("prefill.encoders_ms"), fmtNum(ev.encode_ms)); // media (chapter 7)
     this.place(ev, line);
   }
 

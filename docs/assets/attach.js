@@ -1,0 +1,400 @@
+/* attach.js: files for a question (chapter 7). Two pieces, one look:
+   - attachControl(root, status): the loop panel's attach control (drop or pick), with a thumbnail for an
+     image, a waveform for a sound and the frames kept for a video; panel.js adds it to a live panel whose
+     root has data-attach="true", sends its files with the question and hands it the server's answer.
+   - the media panel, <div class="agentloop-media" data-replay="runs/a.json runs/b.json"></div>: drop or pick
+     a file and see the placeholder tokens it becomes in each family (POST /api/media/expand, live); with no
+     server, the recordings (each beside its spec, which names the sample file it sent) replay.
+   The UI's words are {en, zh} pairs, one picked by localStorage "agentloop.lang" (en | zh-Hant).
+   Leaves out: recording sound or video in the browser, and editing a file before it is sent. */
+
+import { errorEvent, pageToken, postJSON, probeServer } from "./api.js";
+import { el, fmtBytes, fmtInt, onEveryPage, siteBase } from "./dom.js";
+
+const WORDS = {
+  attach: { en: "Attach files", zh: "附加檔案" },
+  drop: { en: "Drop an image, a sound or a video here, or", zh: "把圖片、聲音或影片拖到這裡，或" },
+  pick: { en: "pick files", zh: "選擇檔案" },
+  remove: { en: "Remove", zh: "移除" },
+  cannot: { en: "Cannot be attached as media", zh: "無法當作媒體附加" },
+  plainFile: { en: "kept as a plain file in /data", zh: "以一般檔案存在 /data" },
+  tooBig: { en: "is larger than the server takes", zh: "超過伺服器接受的大小" },
+  tooMany: { en: "At most 4 files a question.", zh: "每個問題最多 4 個檔案。" },
+  framesKept: { en: "frames kept for the model", zh: "留給模型的影格" },
+  tokens: { en: "tokens", zh: "個 token" },
+  refused: { en: "does not read it", zh: "不讀它" },
+  turn: { en: "The user turn as the model reads it", zh: "模型讀到的使用者回合" },
+  recorded: { en: "Recorded examples", zh: "錄好的範例" },
+  replayNote: {
+    en: "Replaying recorded examples. Serve the book with the demo server (make serve) to drop your own file.",
+    zh: "正在重播錄好的範例。用示範伺服器（make serve）提供本書，就能拖放自己的檔案。",
+  },
+  expanding: { en: "Expanding the placeholders…", zh: "正在展開佔位符…" },
+  kinds: {
+    image: { en: "image", zh: "圖片" },
+    audio: { en: "sound", zh: "聲音" },
+    video: { en: "video", zh: "影片" },
+    file: { en: "file", zh: "檔案" },
+  },
+};
+const FAMILY_NAMES = { gemma4: "Gemma 4", qwen3_5: "Qwen3.5" };
+const MAX_FILES = 4;
+const FRAMES_SHOWN = 8;
+
+export function lang() {
+  try {
+    return localStorage.getItem("agentloop.lang") === "zh-Hant" ? "zh" : "en";
+  } catch (_) {
+    return "en";
+  }
+}
+
+function t(pair) {
+  return pair[lang()] || pair.en;
+}
+
+function say(message) {
+  return message && (message[lang()] || message.en);
+}
+
+// -- what a file looks like: a thumbnail, a waveform, frames ------------------------------------------------
+
+function kindOfType(type) {
+  const top = String(type || "").split("/")[0];
+  return top === "image" || top === "video" ? top : top === "audio" ? "audio" : "file";
+}
+
+// A picture of the file: for an image the image (the browser turns it upright by its EXIF, as media.py
+// does), for a sound its waveform, for a video its frames at `frames` (seconds; evenly taken if none).
+export function preview(blob, kind, frames) {
+  const box = el("div", "al-att-preview");
+  const source = URL.createObjectURL(blob);
+  if (kind === "image") {
+    const img = el("img", "al-att-thumb");
+    img.alt = "";
+    img.src = source;
+    box.append(img);
+  } else if (kind === "audio") {
+    const canvas = el("canvas", "al-att-wave");
+    canvas.width = 240;
+    canvas.height = 48;
+    box.append(canvas);
+    drawWaveform(blob, canvas).catch(() => canvas.replaceWith(el("span", "al-note", "—")));
+  } else if (kind === "video") {
+    const strip = el("div", "al-att-frames");
+    box.append(strip);
+    drawFrames(source, strip, frames).catch(() => strip.append(el("span", "al-note", "—")));
+  }
+  return box;
+}
+
+async function drawWaveform(blob, canvas) {
+  const Context = window.OfflineAudioContext || window.webkitOfflineAudioContext;
+  const audio = await new Context(1, 1, 16000).decodeAudioData(await blob.arrayBuffer());
+  const samples = audio.getChannelData(0);
+  const g = canvas.getContext("2d");
+  const { width, height } = canvas;
+  g.strokeStyle = getComputedStyle(canvas).color;
+  g.beginPath();
+  const step = Math.max(1, Math.floor(samples.length / width));
+  for (let x = 0; x < width; x++) {
+    let lo = 1;
+    let hi = -1;
+    for (let i = x * step; i < Math.min(samples.length, (x + 1) * step); i++) {
+      lo = Math.min(lo, samples[i]);
+      hi = Math.max(hi, samples[i]);
+    }
+    g.moveTo(x + 0.5, ((1 - hi) * height) / 2);
+    g.lineTo(x + 0.5, ((1 - lo) * height) / 2 + 1);
+  }
+  g.stroke();
+  canvas.title = `${audio.duration.toFixed(1)} s`;
+}
+
+async function drawFrames(source, strip, frames) {
+  const video = el("video");
+  video.muted = true;
+  video.preload = "auto";
+  video.src = source;
+  await new Promise((ok, fail) => {
+    video.onloadeddata = ok;
+    video.onerror = fail;
+  });
+  const times = frames && frames.length ? frames : evenly(video.duration, FRAMES_SHOWN);
+  const shown = times.length > FRAMES_SHOWN ? pickEvenly(times, FRAMES_SHOWN) : times;
+  for (const time of shown) {
+    video.currentTime = Math.min(time, Math.max(0, video.duration - 0.001));
+    await new Promise((ok) => (video.onseeked = ok));
+    const canvas = el("canvas", "al-att-frame");
+    canvas.height = 45;
+    canvas.width = Math.max(1, Math.round((45 * video.videoWidth) / Math.max(1, video.videoHeight)));
+    canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height);
+    canvas.title = `${time.toFixed(2)} s`;
+    strip.append(canvas);
+  }
+  if (frames && frames.length)
+    strip.append(el("span", "al-note", `${frames.length} ${t(WORDS.framesKept)}`));
+}
+
+function evenly(duration, n) {
+  return Array.from({ length: n }, (_, i) => (duration * i) / n);
+}
+
+function pickEvenly(items, n) {
+  return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / (n - 1))]);
+}
+
+function base64Of(blob) {
+  return new Promise((ok, fail) => {
+    const reader = new FileReader();
+    reader.onload = () => ok(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => fail(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+// A drop zone with a file picker; `onFiles(files)` gets what was dropped or picked.
+function dropZone(onFiles, multiple) {
+  const zone = el("div", "al-att-drop");
+  const input = el("input");
+  input.type = "file";
+  input.multiple = multiple;
+  input.accept = "image/*,audio/*,video/*,*/*";
+  input.hidden = true;
+  const pick = el("button", "al-btn al-att-pick", t(WORDS.pick));
+  pick.type = "button";
+  pick.addEventListener("click", () => input.click());
+  input.addEventListener("change", () => {
+    onFiles(Array.from(input.files || []));
+    input.value = "";
+  });
+  zone.append(el("span", null, t(WORDS.drop) + " "), pick, input);
+  zone.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    zone.classList.add("al-att-over");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("al-att-over"));
+  zone.addEventListener("drop", (e) => {
+    e.preventDefault();
+    zone.classList.remove("al-att-over");
+    onFiles(Array.from((e.dataTransfer && e.dataTransfer.files) || []));
+  });
+  return { zone, input };
+}
+
+// -- the loop panel's attach control ----------------------------------------------------------------------
+
+export function attachControl(root, status) {
+  if (root.dataset.attach !== "true") return null;
+  const info = (status && status.media) || {};
+  const reads = Array.isArray(info.reads) ? info.reads : [];
+  const refused = info.refused && typeof info.refused === "object" ? info.refused : {};
+  const maxBytes = typeof info.max_bytes === "number" ? info.max_bytes : Infinity;
+  const box = el("div", "al-field al-field-wide al-attach");
+  box.append(el("span", null, t(WORDS.attach)));
+  const kept = el("div", "al-att-list");
+  const note = el("div", "al-att-note");
+  let files = [];
+  const cannot = Object.entries(refused).map(([kind, why]) => `${t(WORDS.kinds[kind] || WORDS.kinds.file)}: ${say(why)}`);
+  if (cannot.length) {
+    const line = el("div", "al-note al-att-cannot");
+    line.textContent = `${t(WORDS.cannot)} (${t(WORDS.plainFile)}) — ${cannot.join("; ")}`;
+    box.append(line);
+  }
+  const draw = () => {
+    kept.replaceChildren();
+    for (const file of files) {
+      const kind = kindOfType(file.type);
+      const item = el("div", "al-att-item");
+      item.dataset.kind = kind;
+      const name = el("div", "al-att-name", `${file.name} · ${fmtBytes(file.size)}`);
+      const remove = el("button", "al-btn al-att-remove", t(WORDS.remove));
+      remove.type = "button";
+      remove.addEventListener("click", () => {
+        files = files.filter((f) => f !== file);
+        draw();
+      });
+      item.append(preview(file, kind), name, remove);
+      if (kind !== "file" && !reads.includes(kind))
+        item.append(el("div", "al-note", t(WORDS.plainFile)));
+      kept.append(item);
+    }
+  };
+  const { zone } = dropZone((added) => {
+    note.textContent = "";
+    for (const file of added) {
+      if (file.size > maxBytes) note.textContent = `${file.name} ${t(WORDS.tooBig)} (${fmtBytes(maxBytes)}).`;
+      else if (files.length >= MAX_FILES) note.textContent = t(WORDS.tooMany);
+      else files.push(file);
+    }
+    draw();
+  }, true);
+  box.append(zone, kept, note);
+  return {
+    element: box,
+    // The request's part: {attachments: [{name, data}]}, or nothing without files.
+    async request() {
+      if (!files.length) return {};
+      const attachments = [];
+      for (const file of files) attachments.push({ name: file.name, data: await base64Of(file) });
+      return { attachments };
+    },
+    // The run started: its files, as the server saved them, go beside the question; the control empties.
+    sent(saved, turn) {
+      const mine = files;
+      files = [];
+      draw();
+      if (!turn || !Array.isArray(saved) || !saved.length) return;
+      const strip = el("div", "al-att-list al-att-sent");
+      saved.forEach((a, i) => {
+        const item = el("div", "al-att-item");
+        item.dataset.kind = a.kind;
+        // A medium kept as a plain file still looks like itself.
+        const looks = a.kind === "file" && mine[i] ? kindOfType(mine[i].type) : a.kind;
+        if (mine[i]) item.append(preview(mine[i], looks, a.frames));
+        const label = `${a.name} · ${t(WORDS.kinds[a.kind] || WORDS.kinds.file)}`;
+        item.append(el("div", "al-att-name", label));
+        if (a.why_plain) item.append(el("div", "al-note", say(a.why_plain)));
+        strip.append(item);
+      });
+      (turn.querySelector(".al-asked") || turn).append(strip);
+    },
+  };
+}
+
+// -- the media panel: placeholder tokens per family ---------------------------------------------------------
+
+function markdownDir() {
+  const base = siteBase();
+  const here = location.href.split("#")[0].split("?")[0];
+  let rel = here.startsWith(base) ? here.slice(base.length) : "";
+  rel = rel.replace(/index\.html$/, "").replace(/\/$/, "");
+  return new URL(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/") + 1) : "", base).href;
+}
+
+async function fetchJSON(path) {
+  const r = await fetch(new URL(path, markdownDir()).href, { cache: "no-cache" });
+  if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
+  return r.json();
+}
+
+// One family's answer: its model and count, then the turn's tokens, a placeholder repeated as one run.
+function drawFamily(family, answer) {
+  const box = el("div", "al-box al-att-family");
+  box.dataset.family = family;
+  const head = el("div", "al-title");
+  head.append(el("span", null, `${FAMILY_NAMES[family] || family} · ${answer.model}`));
+  box.append(head);
+  if (answer.refused) {
+    box.append(el("div", "al-note al-att-refused", `${t(WORDS.refused)}: ${say(answer.refused)}`));
+    return box;
+  }
+  const counts = Object.entries(answer.media_tokens || {}).map(
+    ([kind, n]) => `${t(WORDS.kinds[kind] || WORDS.kinds.file)} ${fmtInt(n)}`,
+  );
+  head.append(el("span", "al-facts", `${fmtInt(answer.n_tokens)} ${t(WORDS.tokens)} · ${counts.join(", ")}`));
+  const turn = el("div", "al-att-tokens");
+  turn.setAttribute("aria-label", t(WORDS.turn));
+  for (const [piece, count] of answer.tokens || []) {
+    const chip = el("span", count > 1 ? "al-att-tok al-att-run" : "al-att-tok", piece);
+    if (count > 1) chip.append(el("b", "al-att-count", `×${count}`));
+    turn.append(chip);
+  }
+  box.append(turn);
+  return box;
+}
+
+class MediaPanel {
+  constructor(root) {
+    this.root = root;
+    root._alMedia = this;
+    this.bar = el("div", "al-bar");
+    this.badge = el("span", "al-badge al-mode", "…");
+    this.bar.append(el("strong", null, t(WORDS.turn)), this.badge);
+    this.input = el("div", "al-att-input");
+    this.shown = el("div", "al-att-shown");
+    this.result = el("div", "al-att-result");
+    root.replaceChildren(this.bar, this.input, this.shown, this.result);
+    this.start();
+  }
+
+  async start() {
+    const found = await probeServer();
+    if (found.mode === "live" && pageToken()) {
+      this.badge.textContent = "live";
+      const { zone } = dropZone((files) => files[0] && this.expand(files[0]), false);
+      this.input.append(zone);
+    } else {
+      this.badge.textContent = "replay";
+      this.input.append(el("div", "al-note", t(WORDS.replayNote)));
+    }
+    this.offerRecordings();
+  }
+
+  // The recorded examples as buttons: each replays its answer, beside the sample file its spec sent.
+  offerRecordings() {
+    const paths = (this.root.dataset.replay || "").split(/\s+/).filter(Boolean);
+    if (!paths.length) return;
+    const row = el("div", "al-buttons al-att-examples");
+    row.append(el("span", "al-k", t(WORDS.recorded)));
+    for (const path of paths) {
+      const button = el("button", "al-btn al-att-example", path.split("/").pop().replace(/\.json$/, ""));
+      button.type = "button";
+      button.addEventListener("click", () => this.replay(path));
+      row.append(button);
+    }
+    this.input.append(row);
+    if (this.badge.textContent === "replay") this.replay(paths[0]);
+  }
+
+  async replay(path) {
+    try {
+      const [answer, spec] = await Promise.all([
+        fetchJSON(path),
+        fetchJSON(path.replace(/\.json$/, ".spec.json")),
+      ]);
+      const file = spec.body && spec.body.attachment && spec.body.attachment.file;
+      const blob = file ? await (await fetch(new URL(`runs/${file}`, markdownDir()).href)).blob() : null;
+      this.draw(answer, blob);
+    } catch (err) {
+      this.error(errorEvent(`Could not replay ${path}: ${err}`, `無法重播 ${path}：${err}`));
+    }
+  }
+
+  async expand(file) {
+    this.result.replaceChildren(el("div", "al-note", t(WORDS.expanding)));
+    try {
+      const attachment = { name: file.name, data: await base64Of(file) };
+      this.draw(await postJSON("media_expand", null, { attachment }), file);
+    } catch (err) {
+      this.error(err.event || errorEvent(String(err), String(err)));
+    }
+  }
+
+  draw(answer, blob) {
+    this.shown.replaceChildren();
+    if (blob) {
+      const item = el("div", "al-att-item");
+      item.append(preview(blob, answer.kind, answer.frames));
+      item.append(el("div", "al-att-name", `${answer.name} · ${t(WORDS.kinds[answer.kind] || WORDS.kinds.file)}`));
+      this.shown.append(item);
+    }
+    this.result.replaceChildren(
+      ...Object.entries(answer.families || {}).map(([family, a]) => drawFamily(family, a)),
+    );
+  }
+
+  error(event) {
+    const box = el("div", "al-error");
+    box.append(el("div", null, event.message.en));
+    if (event.message.zh && event.message.zh !== event.message.en)
+      box.append(el("div", null, event.message.zh));
+    this.result.replaceChildren(box);
+  }
+}
+
+onEveryPage(() => {
+  for (const root of document.querySelectorAll(".agentloop-media")) {
+    if (!root._alMedia) new MediaPanel(root);
+  }
+});

@@ -1,0 +1,165 @@
+"""Chapter 7 in a real browser against the real demo server: an image attached in the loop panel becomes its
+placeholder tokens in the context view; the media panel shows what a dropped file becomes in each family;
+offline, both replay their recordings; a bad file is refused in both languages and the panel still runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from demo_server.app import create_app
+from demo_server.client import Client, ServerThread, free_port
+from tests import media_files
+from tests.conftest import CHROMIUM, TINY, build_book
+
+
+@pytest.fixture(autouse=True, scope="module")
+def torchvision_present():
+    media_files.require_torchvision()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install Debian's chromium"
+    return build_book(tmp_path_factory.mktemp("book") / "site")
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    port = free_port()
+    app = create_app(model=str(TINY["qwen3_5"]), site_dir=site, port=port, device="cpu")
+    srv = ServerThread(app, port).start()
+    Client(srv.url).wait_ready(120)
+    yield srv
+    srv.stop()
+    torch.set_num_threads(threads)
+
+
+def shown(img) -> bool:
+    """The image has loaded (a blocked or broken one has no natural width)."""
+    img.page.wait_for_function("i => i.complete", arg=img.element_handle(), timeout=10000)
+    return img.evaluate("i => i.naturalWidth") > 0
+
+
+def live_panel(page, server):
+    page.goto(f"{server.url}/chapters/07-media/")
+    panel = page.locator(".agentloop-panel").first
+    panel.locator("button.al-run").wait_for(timeout=20000)  # live: the server answered
+    return panel
+
+
+def test_an_attached_image_becomes_placeholders_in_the_context(server, browser, tmp_path):
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(media_files.image(640, 480))
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    panel = live_panel(page, server)
+    panel.locator(".al-attach input[type=file]").set_input_files(str(photo))
+    thumb = panel.locator(".al-attach img.al-att-thumb")
+    thumb.wait_for(timeout=10000)
+    assert shown(thumb)  # the thumbnail loaded: the page's CSP lets blob: images in
+    panel.locator("textarea").fill("What is in this picture?")
+    panel.locator("input[name=use_tools]").uncheck()
+    panel.locator("input[name=max_new_tokens]").fill("4")
+    panel.locator("input[name=max_steps]").fill("1")
+    panel.locator("button.al-run").click()
+    panel.get_by_text("Run ended").wait_for(timeout=120000)
+    assert "photo.png · image" in panel.locator(".al-asked").inner_text()  # beside the question
+    assert shown(panel.locator(".al-asked img.al-att-thumb"))
+    context = panel.locator("details.al-context").first
+    assert '{"image":300}' in context.inner_text()  # 20 × 15 tokens of 32 × 32 pixels
+    context.locator("summary").click()
+    prompt = context.locator("pre.al-prompt").inner_text()
+    assert prompt.count("<|image_pad|>") == 300
+    assert panel.locator(".al-attach .al-att-item").count() == 0  # the control is empty again
+    assert "encoders ms" in panel.locator(".al-prefill").first.inner_text()  # beside the prefill
+    ARTIFACTS.mkdir(exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "chapter7-attach-live.png"))
+    page.close()
+
+
+def test_a_bad_file_is_refused_in_both_languages_and_the_panel_still_runs(
+    server, browser, tmp_path
+):
+    fake = tmp_path / "movie.mp4"
+    fake.write_text("not a video at all\n" * 20)
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    panel = live_panel(page, server)
+    panel.locator(".al-attach input[type=file]").set_input_files(str(fake))
+    panel.locator("textarea").fill("What happens in it?")
+    panel.locator("button.al-run").click()
+    panel.get_by_text("is named as a video").wait_for(timeout=20000)
+    assert "的檔名是影片" in panel.inner_text()
+    assert not panel.locator("button.al-run").is_disabled()  # the reader can try again
+    assert Client(server.url).status()["busy"] is False
+    page.close()
+
+
+def test_the_media_panel_shows_each_familys_tokens_live(server, browser, tmp_path):
+    sound = tmp_path / "tone.wav"
+    sound.write_bytes(media_files.tone(2.0))
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.goto(f"{server.url}/chapters/07-media/")
+    media = page.locator(".agentloop-media")
+    media.locator(".al-att-drop input[type=file]").wait_for(state="attached", timeout=20000)
+    media.locator(".al-att-drop input[type=file]").set_input_files(str(sound))
+    gemma = media.locator('.al-att-family[data-family="gemma4"]')
+    gemma.locator(".al-att-run").wait_for(timeout=30000)
+    assert gemma.locator(".al-att-run").inner_text().replace("\n", "") == "<|audio|>×50"
+    qwen = media.locator('.al-att-family[data-family="qwen3_5"]')
+    assert "no audio encoder" in qwen.inner_text()
+    media.locator("canvas.al-att-wave").wait_for(timeout=10000)  # the waveform
+    media.screenshot(path=str(ARTIFACTS / "chapter7-media-live.png"))
+    page.close()
+
+
+@pytest.fixture
+def static(site):
+    """The built book from a plain file server, as it is published: no demo server, replays only."""
+    import http.server
+    import threading
+
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(site), **k)  # noqa: E731
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+
+
+def test_offline_both_panels_replay_their_recordings(static, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.goto(f"{static}/chapters/07-media/")
+    media = page.locator(".agentloop-media")
+    qwen = media.locator('.al-att-family[data-family="qwen3_5"]')
+    qwen.locator(".al-att-run").wait_for(timeout=20000)
+    assert qwen.locator(".al-att-run").inner_text().replace("\n", "") == "<|image_pad|>×300"
+    media.locator("img.al-att-thumb").wait_for(timeout=10000)  # the sample photo, upright
+    box = media.locator("img.al-att-thumb").bounding_box()
+    assert box["width"] > box["height"]  # stored sideways, shown as the viewer holds it
+    media.get_by_role("button", name="ch07-expand-clip").click()
+    runs = media.locator('.al-att-family[data-family="gemma4"] .al-att-run')
+    runs.nth(23).wait_for(timeout=20000)  # the clip's 24 frames, each its run of <|video|>
+    assert runs.count() == 24
+    media.locator("canvas.al-att-frame").first.wait_for(timeout=10000)  # frames of the clip
+    ARTIFACTS.mkdir(exist_ok=True)
+    media.screenshot(path=str(ARTIFACTS / "chapter7-media-replay.png"))
+    page.close()
+
+
+def test_the_media_panel_speaks_the_readers_language(static, browser):
+    page = browser.new_page()
+    page.add_init_script("localStorage.setItem('agentloop.lang', 'zh-Hant')")
+    page.goto(f"{static}/chapters/07-media/")
+    media = page.locator(".agentloop-media")
+    media.locator('.al-att-family[data-family="qwen3_5"] .al-att-run').wait_for(timeout=20000)
+    text = media.inner_text()
+    assert "錄好的範例" in text and "模型讀到的使用者回合" in text and "個 token" in text
+    page.close()

@@ -1,0 +1,172 @@
+"""Attachments on the demo server (chapter 7): a real uvicorn, the real tiny Gemma 4, real HTTP. A run's files
+become placeholder tokens in its context; bad files are refused in both languages, nothing is saved, and the
+server keeps serving."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import urllib.parse
+
+import pytest
+
+from agentloop import media
+from demo_server.app import create_app
+from demo_server.client import Client, ServerThread, free_port
+from tests import media_files
+from tests.conftest import TINY
+from tests.test_media import BAD
+
+
+@pytest.fixture(autouse=True, scope="module")
+def torchvision_present():
+    media_files.require_torchvision()
+
+
+SETTINGS = {"max_new_tokens": 4, "max_steps": 1, "temperature": 0, "use_tools": False}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    port = free_port()
+    app = create_app(
+        model=str(TINY["gemma4"]),
+        site_dir=tmp_path_factory.mktemp("book") / "site",
+        port=port,
+        device="cpu",
+    )
+    srv = ServerThread(app, port).start()
+    srv.current = app.state.current  # the one model, its runs and conversations
+    Client(srv.url).wait_ready()
+    yield srv
+    srv.stop()
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def client(server):
+    c = Client(server.url)
+    c.wait_ready()
+    yield c
+    c.close()
+
+
+def attached(name: str, data: bytes) -> dict:
+    return {"name": name, "data": base64.b64encode(data).decode()}
+
+
+def run(client: Client, files: list[dict], question: str = "What is it?"):
+    return client.post(
+        "/api/runs", {"question": question, "settings": SETTINGS, "attachments": files}
+    )
+
+
+def finished(client: Client, run_id: str) -> list[dict]:
+    return list(client.run_events(run_id))
+
+
+def test_status_says_which_kinds_the_model_reads(client):
+    status = client.status()["media"]
+    assert status["reads"] == ["image", "audio", "video"] and status["refused"] == {}
+    assert status["max_bytes"] == media.MAX_BYTES
+
+
+def test_an_image_a_sound_and_a_video_become_placeholders_in_the_context(client):
+    files = [
+        attached("photo.png", media_files.image(200, 150)),
+        attached("tone.wav", media_files.tone(1.0)),
+        attached("clip.mp4", media_files.video(4, 4)),
+        attached("notes.csv", b"a,b\n1,2\n"),
+    ]
+    r = run(client, files)
+    assert r.status_code == 200, r.text
+    started = r.json()
+    kinds = [(a["name"], a["kind"]) for a in started["attachments"]]
+    assert kinds == [
+        ("photo.png", "image"),
+        ("tone.wav", "audio"),
+        ("clip.mp4", "video"),
+        ("notes.csv", "file"),
+    ]
+    assert len(started["attachments"][2]["frames"]) == 4
+    got = finished(client, started["run_id"])
+    context = next(e for e in got if e["type"] == "context")
+    assert set(context["media_tokens"]) == {"image", "audio", "video"}
+    assert context["media_tokens"]["audio"] == 25  # 1 s, one token per 40 ms
+    assert context["prompt"].count("<|audio|>") == 25
+    assert "Attached: /data/notes.csv" in context["prompt"]
+    assert "encode_ms" in next(e for e in got if e["type"] == "prefill")
+    assert got[-1]["type"] == "run_end" and got[-1]["stop_reason"] != "error"
+
+
+@pytest.mark.parametrize("what", BAD)
+def test_a_bad_file_is_refused_and_nothing_is_saved(server, client, what):
+    make, name = BAD[what]
+    before = files_kept(server)
+    r = run(client, [attached("fine.png", media_files.image()), attached(name, make())])
+    assert r.status_code == 400, r.text
+    message = r.json()["message"]
+    assert name in message["en"] and name in message["zh"] and message["en"] != message["zh"]
+    assert files_kept(server) == before  # not even the good one, and no conversation made
+    assert client.status()["busy"] is False  # and the server keeps serving
+    again = run(client, [attached("fine.png", media_files.image())])
+    assert again.status_code == 200
+    assert finished(client, again.json()["run_id"])[-1]["stop_reason"] != "error"
+
+
+def test_a_2_gb_content_length_is_refused_before_the_body_is_read(server, client):
+    url = urllib.parse.urlsplit(server.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    conn.putrequest("POST", "/api/runs", skip_host=True)
+    conn.putheader("Host", url.netloc)
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("X-Agentloop-Token", client.token)
+    conn.putheader("Content-Length", str(2 * 10**9))
+    conn.endheaders()
+    answer = conn.getresponse()
+    assert answer.status == 413
+    conn.close()
+    assert client.status()["ok"]
+
+
+def test_not_base64_is_refused_in_both_languages(client):
+    r = run(client, [{"name": "x.png", "data": "not base64!"}])
+    assert r.status_code == 400 and "base64" in r.json()["message"]["en"]
+
+
+def files_kept(server) -> set[str]:
+    """Every conversation the server keeps, and every file in their folders."""
+    kept = server.current.conversations._kept.values()
+    return {str(p) for conv in kept for p in [conv.files, *conv.files.rglob("*")]}
+
+
+def test_expand_shows_what_a_file_becomes_in_each_family(client):
+    r = client.post(
+        "/api/media/expand", {"attachment": attached("photo.png", media_files.image(640, 480))}
+    )
+    assert r.status_code == 200, r.text
+    families = r.json()["families"]
+    gemma, qwen = families["gemma4"], families["qwen3_5"]
+    assert qwen["media_tokens"] == {"image": 300}  # 640×480 in tokens of 32×32 pixels
+    assert ["<|image_pad|>", 300] in qwen["tokens"]
+    n = gemma["media_tokens"]["image"]
+    assert ["<|image|>", n] in gemma["tokens"] and 0 < n <= 280
+    assert gemma["n_tokens"] == sum(count for _, count in gemma["tokens"])
+    sound = client.post(
+        "/api/media/expand", {"attachment": attached("t.wav", media_files.tone(2.0))}
+    )
+    assert sound.json()["families"]["gemma4"]["media_tokens"] == {"audio": 50}
+    assert sound.json()["families"]["qwen3_5"]["refused"]["en"] == "this model has no audio encoder"
+    bad = client.post("/api/media/expand", {"attachment": attached("x.mp4", b"text " * 50)})
+    assert bad.status_code == 400 and bad.json()["message"]["zh"]
+
+
+def test_expand_says_which_family_refuses_a_file_and_why(client):
+    strip = attached("strip.png", media_files.image(4000, 1))
+    families = client.post("/api/media/expand", {"attachment": strip}).json()["families"]
+    assert "aspect ratio" in families["qwen3_5"]["refused"]["en"]
+    assert families["gemma4"]["media_tokens"] == {"image": 280}  # Gemma 4 fits it in 280 tokens
