@@ -8,8 +8,11 @@
    The UI's words are {en, zh} pairs, one picked by localStorage "agentloop.lang" (en | zh-Hant).
    Leaves out: recording sound or video in the browser, and editing a file before it is sent. */
 
-import { errorEvent, pageToken, postJSON, probeServer } from "./api.js";
-import { el, fmtBytes, fmtInt, onEveryPage, siteBase } from "./dom.js";
+import { pageToken, postJSON, probeServer } from "./api.js";
+import { el, fmtBytes, fmtInt, markdownDir, onEveryPage } from "./dom.js";
+
+// An `error` event of this module's own, in both languages (the panel picks the reader's).
+const errorEvent = (en, zh) => ({ type: "error", message: { en, zh } });
 
 const WORDS = {
   attach: { en: "Attach files", zh: "附加檔案" },
@@ -263,14 +266,6 @@ export function attachControl(root, status) {
 }
 
 // -- the media panel: placeholder tokens per family ---------------------------------------------------------
-
-function markdownDir() {
-  const base = siteBase();
-  const here = location.href.split("#")[0].split("?")[0];
-  let rel = here.startsWith(base) ? here.slice(base.length) : "";
-  rel = rel.replace(/index\.html$/, "").replace(/\/$/, "");
-  return new URL(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/") + 1) : "", base).href;
-}
 
 async function fetchJSON(path) {
   const r = await fetch(new URL(path, markdownDir()).href, { cache: "no-cache" });

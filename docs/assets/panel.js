@@ -992,7 +992,7 @@ class Panel {
   async startRun(question, settings, runBtn, stopBtn) {
     if (!question) return;
     this.closeStream();
-    const turn = this.newTurn(question);
+    const asked = this.newTurn(question); // the turn's element: the attachments' strip goes under it
     this.renderer.onDecision = (callId, approve) =>
       postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
     runBtn.disabled = true;
@@ -1015,7 +1015,7 @@ class Panel {
     }
     if (this.destroyed) return;
     this.runId = started.run_id;
-    if (this.attach) this.attach.sent(started.attachments, turn);
+    if (this.attach) this.attach.sent(started.attachments, asked);
     this.conversationId = started.conversation_id || null;
     this.newConversationBtn.disabled = !this.conversationId;
     stopBtn.disabled = false;
