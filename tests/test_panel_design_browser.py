@@ -7,18 +7,14 @@ question as the reader's turn, chapter 13's forced tokens and the chapters' try-
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
-from tests.conftest import CHROMIUM, build_book
+from demo_server.client import Client
+from tests.conftest import demo_server, static_site
 from tests.test_panel_live_browser import chapter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,39 +31,15 @@ LATIN_NAMES = {
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make system)")
-    return build_book(tmp_path_factory.mktemp("book") / "site")
-
-
-@pytest.fixture(scope="module")
 def static(site):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with static_site(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def server(site):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    srv = ServerThread(create_app(model=None, site_dir=site, port=port, device="cpu"), port).start()
-    Client(srv.url).wait_ready(300)
-    yield srv
-    srv.stop()
-    torch.set_num_threads(threads)
+    with demo_server(site, wait_s=300, model=None, device="cpu") as srv:
+        yield srv
 
 
 def open_page(browser, url: str, lang: str = "en", height: int = 1400):

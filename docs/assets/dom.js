@@ -91,6 +91,17 @@ export function siteBase() {
   return new URL("./", location.href).href;
 }
 
+// The folder of the page's Markdown file, as a URL: "chapters/04-tokens/" (directory URLs) and
+// "chapters/04-tokens.html" both come from chapters/04-tokens.md, whose folder is "chapters/". Recordings
+// named in a page (data-replay) are relative to it.
+export function markdownDir() {
+  const base = siteBase();
+  const here = location.href.split("#")[0].split("?")[0];
+  let rel = here.startsWith(base) ? here.slice(base.length) : "";
+  rel = rel.replace(/index\.html$/, "").replace(/\/$/, "");
+  return new URL(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/") + 1) : "", base).href;
+}
+
 export function sourceLink(src, pattern) {
   // src: "agentloop/harnesses/simple_harness.py:120"
   const m = /^(.+?):(\d+)$/.exec(String(src));

@@ -14,7 +14,7 @@
    The API is in docs/assets/README-panel.md ("One stage alone", GET /api/status, GET /api/models). */
 
 import { getJSON, MAKE_LIVE_URL, pageToken, postJSON, probeServer } from "./api.js";
-import { codeText, el, fmtBytes, fmtInt, fmtP, onEveryPage, siteBase, statusBar } from "./dom.js";
+import { codeText, el, fmtBytes, fmtInt, fmtP, markdownDir, onEveryPage, statusBar } from "./dom.js";
 import { onLang, pick, t } from "./i18n.js";
 
 const TOP_N = 50; // the most /api/next-token lists
@@ -27,16 +27,6 @@ function visible(s) {
     .replace(/\r/g, "\\r")
     .replace(/\t/g, "\\t")
     .replace(/ /g, "␣");
-}
-
-// The folder of the page's Markdown file, as a URL: "chapters/04-tokens/" (directory URLs) and
-// "chapters/04-tokens.html" both come from chapters/04-tokens.md, whose folder is "chapters/".
-function markdownDir() {
-  const base = siteBase();
-  const here = location.href.split("#")[0].split("?")[0];
-  let rel = here.startsWith(base) ? here.slice(base.length) : "";
-  rel = rel.replace(/index\.html$/, "").replace(/\/$/, "");
-  return new URL(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/") + 1) : "", base).href;
 }
 
 function recordingURL(path) {
