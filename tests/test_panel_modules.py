@@ -1,0 +1,73 @@
+"""The panels' ES modules parse and link: each docs/assets/*.js is imported by the real Node that pi runs on
+(node_modules/node, pinned in package-lock.json), so a duplicate declaration or an import of a name a module
+does not export fails here in a second, not as a panel that silently never starts in every browser test.
+
+Linking happens before any module's code runs; what runs after it (the modules reach for `document` and
+`window`, which Node has not) is not this test's: the browser tests run it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "docs" / "assets"
+NODE = ROOT / "node_modules" / "node" / "bin" / "node"
+IMPORT = """
+const failed = [];
+for (const name of process.argv.slice(1)) {
+  try {
+    await import("./" + name);
+  } catch (err) {
+    // A module that parsed and linked may still fail as it runs, outside a browser: not ours to judge.
+    if (err instanceof SyntaxError) failed.push(name + ": " + err.message);
+  }
+}
+console.log(JSON.stringify(failed));
+"""
+
+
+@pytest.fixture(scope="module")
+def modules(tmp_path_factory) -> Path:
+    assert NODE.exists(), f"{NODE} is missing: run `npm ci` (make setup does)"
+    folder = tmp_path_factory.mktemp("assets")
+    for js in ASSETS.glob("*.js"):
+        shutil.copy(js, folder / js.name)
+    (folder / "package.json").write_text('{"type": "module"}')
+    return folder
+
+
+def test_every_panel_module_parses_and_links(modules):
+    names = sorted(p.name for p in ASSETS.glob("*.js"))
+    assert "panel.js" in names and "i18n.js" in names
+    ran = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", IMPORT, *names],
+        cwd=modules,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_broken_module_is_caught(modules, tmp_path):
+    """The check itself: a duplicate declaration and a missing export both fail."""
+    for name, text in {
+        "twice.js": "const a = 1;\nconst a = 2;\n",
+        "missing.js": 'import { nothing } from "./dom.js";\n',
+    }.items():
+        (modules / name).write_text(text)
+    ran = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", IMPORT, "twice.js", "missing.js"],
+        cwd=modules,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    failed = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert [f.split(":")[0] for f in failed] == ["twice.js", "missing.js"], failed
