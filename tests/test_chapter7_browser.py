@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from demo_server.app import create_app
-from demo_server.client import Client, ServerThread, free_port
+from demo_server.client import Client
 from tests import media_files
-from tests.conftest import CHROMIUM, TINY, build_book
+from tests.conftest import TINY, demo_server, static_site
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -24,24 +23,9 @@ ARTIFACTS = ROOT / "test-artifacts"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install Debian's chromium"
-    return build_book(tmp_path_factory.mktemp("book") / "site")
-
-
-@pytest.fixture(scope="module")
 def server(site):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    port = free_port()
-    app = create_app(model=str(TINY["qwen3_5"]), site_dir=site, port=port, device="cpu")
-    srv = ServerThread(app, port).start()
-    Client(srv.url).wait_ready(120)
-    yield srv
-    srv.stop()
-    torch.set_num_threads(threads)
+    with demo_server(site, wait_s=120, model=str(TINY["qwen3_5"]), device="cpu") as srv:
+        yield srv
 
 
 def shown(img) -> bool:
@@ -67,6 +51,7 @@ def test_an_attached_image_becomes_placeholders_in_the_context(server, browser, 
     thumb.wait_for(timeout=10000)
     assert shown(thumb)  # the thumbnail loaded: the page's CSP lets blob: images in
     panel.locator("textarea").fill("What is in this picture?")
+    panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
     panel.locator("input[name=use_tools]").uncheck()
     panel.locator("input[name=max_new_tokens]").fill("4")
     panel.locator("input[name=max_steps]").fill("1")
@@ -97,8 +82,15 @@ def test_a_bad_file_is_refused_in_both_languages_and_the_panel_still_runs(
     panel.locator("textarea").fill("What happens in it?")
     panel.locator("button.al-run").click()
     panel.get_by_text("is named as a video").wait_for(timeout=20000)
-    assert "的檔名是影片" in panel.inner_text()
     assert not panel.locator("button.al-run").is_disabled()  # the reader can try again
+    # The refusal carries both languages; the panel shows the reader's.
+    page.evaluate("localStorage.setItem('agentloop.lang', 'zh-Hant')")
+    panel = live_panel(page, server)
+    panel.locator(".al-attach input[type=file]").set_input_files(str(fake))
+    panel.locator("textarea").fill("What happens in it?")
+    panel.locator("button.al-run").click()
+    panel.get_by_text("的檔名是影片").wait_for(timeout=20000)
+    page.evaluate("localStorage.removeItem('agentloop.lang')")
     assert Client(server.url).status()["busy"] is False
     page.close()
 
@@ -121,17 +113,11 @@ def test_the_media_panel_shows_each_familys_tokens_live(server, browser, tmp_pat
     page.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def static(site):
     """The built book from a plain file server, as it is published: no demo server, replays only."""
-    import http.server
-    import threading
-
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(site), **k)  # noqa: E731
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
+    with static_site(site) as url:
+        yield url
 
 
 def test_offline_both_panels_replay_their_recordings(static, browser):
