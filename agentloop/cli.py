@@ -137,6 +137,9 @@ def parser() -> argparse.ArgumentParser:
         "--mtp", action="store_true", help="drafted decoding with the model's MTP drafter (Gemma 4)"
     )
     run.add_argument(
+        "--seed", type=int, default=None, help="the sampler's seed: the same sampled run every time"
+    )
+    run.add_argument(
         "--harness",
         choices=["simple", "pi"],
         default="simple",

@@ -46,6 +46,7 @@ def settings_from(args, recommended: Sampling) -> RunSettings:
         tools=tools,
         auto_approve=args.yes,
         mtp=args.mtp,
+        seed=args.seed,
         harness=args.harness,
         pi_model=args.pi_model,
     )

@@ -91,6 +91,12 @@ class RunSettingsIn(Strict):
         description="Drafted decoding: a drafter guesses, one forward pass checks several "
         "tokens (models with a drafter only: Gemma 4).",
     )
+    seed: int | None = Field(
+        DEFAULT.seed,
+        ge=0,
+        le=2**63 - 1,
+        description="The sampler's seed: a sampled run is then the same run every time (null: fresh draws).",
+    )
 
     @field_validator("tools")
     @classmethod

@@ -109,3 +109,23 @@ def test_forced_token_is_reported_with_the_models_probability():
     token, details = sample(logits_of(probs), Sampling(temperature=0), piece, forced=2)
     assert token == 2 and details["rank"] == 3 and details["p"] == pytest.approx(0.2, rel=1e-5)
     assert details["p_sampled"] is None
+
+
+def test_a_seed_makes_the_draws_the_same_every_time(tiny):
+    """With a seed each step draws from its own seeded generator: the same sampled tokens every run, on the
+    tiny model at a temperature that draws widely; another seed, other tokens; none, torch's global draws."""
+    llm = tiny("qwen3_5")
+    encoded = llm.encode(
+        llm.render([{"role": "user", "content": "What is 48213 * 9127?"}], None, False)
+    )
+
+    def drawn(seed):
+        s = Sampling(temperature=1.5, top_k=0, top_p=1.0, max_new_tokens=24, seed=seed)
+        return [e["id"] for e in llm.generate(encoded, s, lambda: False) if e["type"] == "token"]
+
+    assert drawn(7) == drawn(7)
+    assert drawn(7) != drawn(8)
+    torch.manual_seed(0)
+    unseeded = drawn(None)
+    torch.manual_seed(0)
+    assert drawn(None) == unseeded  # no seed: the global generator, as before

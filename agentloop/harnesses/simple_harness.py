@@ -66,9 +66,15 @@ class RunSettings:
         ""  # PiHarness only: one of pi's own models as "provider/id"; "": this page's model
     )
 
+    seed: int | None = (
+        None  # the sampler's seed (chapter 9): a sampled run then replays as recorded
+    )
+
     @property
     def sampling(self) -> Sampling:
-        return Sampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens, self.mtp)
+        return Sampling(
+            self.temperature, self.top_p, self.top_k, self.max_new_tokens, self.mtp, self.seed
+        )
 
 
 def run_settings(recommended: Sampling, **given) -> RunSettings:

@@ -40,13 +40,15 @@ def sample(
     piece: Callable[[int], str],
     draft: int | None = None,
     forced: int | None = None,
+    generator: torch.Generator | None = None,
 ) -> tuple[int, dict]:
     """Pick the next token from 1-D `logits` and report the model's distribution and what the settings did to it.
 
     A `draft` (the MTP drafter's guess) is kept with the probability the settings give it (in greedy decoding:
     when it is the top token); otherwise the pick comes from the other candidates, so each token still comes out
     exactly as often as without a drafter. A `forced` token is taken whatever the settings say (a continuation
-    supplied from outside), and reported like any other."""
+    supplied from outside), and reported like any other. `generator`: where the random draws come from (a
+    seeded one makes a sampled run the same run every time); None is torch's global one."""
     # [quote:distribution]
     probs = torch.softmax(logits, -1)  # the model's own distribution
     # Equally likely tokens go lowest id first, as argmax (and so generate()) takes them; topk leaves their order open.
@@ -62,14 +64,14 @@ def sample(
         chosen, p_sampled = int(cand_ids[0]), 1.0
     else:
         at = (cand_ids == draft).nonzero().flatten() if draft is not None else []
-        if len(at) and float(torch.rand(())) < float(cand_probs[at[0]]):
+        if len(at) and float(torch.rand((), generator=generator)) < float(cand_probs[at[0]]):
             pick = int(at[0])
         else:
             weights = cand_probs
             if len(at):  # the guess was turned down: draw from the other candidates
                 weights = cand_probs.clone()
                 weights[at[0]] = 0
-            pick = int(torch.multinomial(weights, 1))
+            pick = int(torch.multinomial(weights, 1, generator=generator))
         chosen, p_sampled = int(cand_ids[pick]), float(cand_probs[pick])
     # [/quote:draw]
 

@@ -213,10 +213,12 @@ class SimpleBackend:
 
             # [quote:decode]
             decode_start = time.perf_counter()
+            # A seed: each step draws from its own generator seeded with it, the same draws every run.
+            rng = None if sampling.seed is None else torch.Generator().manual_seed(sampling.seed)
             tokens = (
-                self._drafted(out, sampling, mtp)
+                self._drafted(out, sampling, mtp, rng)
                 if drafting
-                else self._one_at_a_time(out, sampling, forced)
+                else self._one_at_a_time(out, sampling, forced, rng)
             )
             for token_id, details in tokens:
                 if token_id is None:  # an MTP round: what the drafter guessed, how much was kept
@@ -276,7 +278,7 @@ class SimpleBackend:
         return event, channel
 
     def _one_at_a_time(
-        self, out, s: Sampling, forced: list[int] | None
+        self, out, s: Sampling, forced: list[int] | None, rng: torch.Generator | None = None
     ) -> Iterator[tuple[int, dict]]:
         """Sample a token, feed it back with the cache for the next position's logits, repeat. A generator: once the
         loop above stops asking, no extra forward pass runs."""
@@ -287,6 +289,7 @@ class SimpleBackend:
                 s,
                 self.piece,
                 forced=forced[n] if forced is not None else None,
+                generator=rng,
             )
             if forced is not None:
                 details["forced"] = True
@@ -295,14 +298,16 @@ class SimpleBackend:
             out = self._forward(torch.tensor([[token_id]], device=self.device), out.past_key_values)
 
     # [quote:drafted]
-    def _drafted(self, out, s: Sampling, mtp: dict) -> Iterator[tuple[int | None, dict]]:
+    def _drafted(
+        self, out, s: Sampling, mtp: dict, rng: torch.Generator | None = None
+    ) -> Iterator[tuple[int | None, dict]]:
         """MTP: the drafter guesses the next tokens, and one forward pass of the model checks them all. Each guess
         goes through sample() as its `draft`, so every token comes out as often as without a drafter; the first
         guess turned down ends the round, and the model's own pick in its place starts the next. Each round is
         told first as (None, {guessed, kept}), which generate() sends as a `draft` event."""
         # Its sliding-window layers keep every position (prefix_cache.py): guesses can be taken back.
         cache = out.past_key_values
-        token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
+        token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece, generator=rng)
         hidden = out.hidden_states[-1][:, -1:]
         while True:
             yield token_id, details
@@ -317,7 +322,9 @@ class SimpleBackend:
             mtp["drafted"] += len(guesses)
             picks, kept = [], 0  # the model's pick at each guess, up to the first it turns down
             for guess, logits in zip(guesses, out.logits[0]):
-                picks.append(sample(logits.float().cpu(), s, self.piece, draft=guess))
+                picks.append(
+                    sample(logits.float().cpu(), s, self.piece, draft=guess, generator=rng)
+                )
                 if picks[-1][0] != guess:
                     break
                 kept += 1
@@ -328,7 +335,9 @@ class SimpleBackend:
             if kept < len(guesses):  # the model's own pick where it turned a guess down
                 token_id, details = picks[kept]
             else:  # every guess kept: the model's pick after the last one comes with the same pass
-                token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece)
+                token_id, details = sample(
+                    out.logits[0, -1].float().cpu(), s, self.piece, generator=rng
+                )
             # Forget the keys and values of the guesses turned down.
             cut_back(cache, cache.get_seq_length() - (len(guesses) - kept))
             hidden = out.hidden_states[-1][

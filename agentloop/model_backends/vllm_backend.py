@@ -303,6 +303,7 @@ class VLLMBackend:
             "stop_token_ids": sorted(self.eos_ids),
             "logprobs": TOP_N,
             **NEUTRAL,
+            **({"seed": s.seed} if s.seed is not None else {}),  # vLLM's own per-request seed
         }
         if endpoint == GENERATE:
             return {
