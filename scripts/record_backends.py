@@ -30,7 +30,7 @@ from agentloop.paths import MODELS_DIR  # noqa: E402
 
 RUNS = ROOT / "docs" / "chapters" / "runs"
 MODEL = "agent-qwen3_5"
-QUESTION = "What is 48213 * 377?"
+QUESTION = "What is 48213 * 9127?"  # the running question (chapter 1)
 SETTINGS = RunSettings(max_steps=4, max_new_tokens=96, temperature=0.0, auto_approve=True)
 
 
