@@ -360,7 +360,10 @@ class TestGemmaWithoutScaleOut:
         self, demo, server, llm
     ):
         run_id = demo.client.start_run(
-            "Tell me a long story.", {"temperature": 1.0, "max_new_tokens": 400, "max_steps": 1}
+            # Greedy: the toy's answer is the same every time, and longer than the three tokens before the kill
+            # (sampled, it now and then ended first, and nothing was left to kill).
+            "Tell me a long story.",
+            {"temperature": 0.0, "max_new_tokens": 400, "max_steps": 1},
         )
         seen = []
         for e in demo.client.run_events(run_id):
