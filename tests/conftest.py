@@ -184,9 +184,10 @@ def fake_hub(fake_hub_repos, monkeypatch):
 
 
 def build_book(site: Path, **env: str) -> Path:
-    """The book built strictly into `site` (extra environment variables for mkdocs.yml, e.g. SITE_URL)."""
+    """The book built strictly into `site` (extra environment variables for mkdocs.yml, e.g. SITE_URL). Not
+    with -q: mkdocs then drops its warnings before --strict counts them, and a bad page builds."""
     build = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-q", "--strict", "--site-dir", str(site)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=Path(__file__).resolve().parent.parent,
         capture_output=True,
         text=True,
