@@ -478,9 +478,10 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
         f"`kept` is the whole vocabulary, 2,074, for {len(whole)} of its {len(tokens)} tokens, "
         f"and at least {min(t['kept'] for t in tokens):,} for the others"
     ) in text
-    assert (
-        f"only {['one', 'two', 'three', 'four', 'five'][len(unsure) - 1]} tokens were drawn" in text
-    )
+    count = ["one token was", "two tokens were", "three tokens were", "four tokens were"][
+        len(unsure) - 1
+    ]
+    assert f"only {count} drawn" in text
     assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3f}" in text
     assert f"Rank {drawn['rank']} and `p_sampled` {drawn['p_sampled']:.3f}" in text
     assert evs[-1]["final"] in text
@@ -497,3 +498,44 @@ def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name):
     assert "This needs 48213 * 9127; I will run Python." in chapter("12").read_text(
         encoding="utf-8"
     )
+
+
+def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
+    """A model card's "Measured" section (eval-tiny --card): per set, figure -> (value, hits, total)."""
+    card = (MODELS_DIR / model / "README.md").read_text().split("\n## Measured")[1]
+    sets = {}
+    for name, body in re.findall(
+        r"\n(Training templates|Held-out phrasings):\n\n((?:- .*\n?)+)", card
+    ):
+        sets[name.lower()] = {}
+        for figure, value, of, hits, passes in re.findall(
+            r"- (\w+): ([\d.]+) (?:of (\d+)|\((\d+) tokens in (\d+) forward passes\))", body
+        ):
+            total = int(of or passes)
+            sets[name.lower()][figure] = (
+                float(value),
+                int(hits) if hits else round(float(value) * total),
+                total,
+            )
+    return sets
+
+
+def test_ch03_and_ch10_quote_the_model_cards():
+    # The figures chapters 3 and 10 give are those `eval-tiny --card` wrote into the committed models' cards.
+    qwen = measured("agent-qwen3_5")
+    code = [qwen[s]["code_correct"][0] for s in ("training templates", "held-out phrasings")]
+    text = " ".join(chapter("03").read_text(encoding="utf-8").split())
+    claim = f"writes the right code for {code[0]:.2f} of the first set's tool questions and {code[1]:.2f} of the held-out set's"
+    assert claim in text, claim
+    mtp = measured("agent-gemma4")["training templates"]
+    value, tokens, passes = mtp["mtp_tokens_per_forward"]
+    _, same, runs = mtp["mtp_same_tokens"]
+    text = " ".join(chapter("10").read_text(encoding="utf-8").split())
+    for claim in (
+        f"-n {runs}`",
+        f"gave {value:.2f} tokens per forward pass of the model ({tokens:,} tokens in {passes:,} passes)",
+        f"all {runs} runs wrote exactly the tokens"
+        if same == runs
+        else f"{same} of {runs} runs wrote exactly",
+    ):
+        assert claim in text, claim

@@ -18,17 +18,14 @@ from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out
 from tests.conftest import AGENTS, run_harness
 
 # (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't.
-# Measured 2026-12-01 on the committed models, trained on a few fixed sentences per kind and the earlier chat
-# template: they miss the composed and the held-out wordings alike (issue 17; retraining: train-tiny --continue).
+# Measured 2026-12-01 on the committed models, retrained on the composed phrasings and the faithful templates
+# (train-tiny --continue): on these 30 questions, 10 points below target, both pass the training wording's figures
+# but not the held-out phrasings' code and no-tool figures (issue 17). Their cards give the figures on 200.
 BELOW_TARGET: set[tuple[str, str, str]] = {
-    ("gemma4", "held-out phrasings", "answer_correct"),
     ("gemma4", "held-out phrasings", "code_correct"),
     ("gemma4", "held-out phrasings", "no_tool"),
-    ("gemma4", "training templates", "code_correct"),
     ("qwen3_5", "held-out phrasings", "code_correct"),
     ("qwen3_5", "held-out phrasings", "no_tool"),
-    ("qwen3_5", "training templates", "code_correct"),
-    ("qwen3_5", "training templates", "no_tool"),
 }
 
 

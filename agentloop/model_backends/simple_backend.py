@@ -328,9 +328,10 @@ class SimpleBackend:
                 if picks[-1][0] != guess:
                     break
                 kept += 1
-            mtp["accepted"] += kept
             yield None, {"guessed": self._guessed(guesses), "kept": kept}  # the round, drawn first
             for token_id, details in picks[:kept]:
+                # Counted as each is handed on: a kept guess after the step's stop token is never used.
+                mtp["accepted"] += 1
                 yield token_id, {**details, "drafted": True}
             if kept < len(guesses):  # the model's own pick where it turned a guess down
                 token_id, details = picks[kept]

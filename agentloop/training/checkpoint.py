@@ -67,7 +67,8 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
     composed = any(p.get("phrasing") == "composed" for p in recipe["phases"])
     continued = (
-        "repeats only the composed phases, from the committed weights, as this checkpoint was made"
+        "runs only the composed phases, on from a folder's weights: this checkpoint is those phases run on"
+        " from the weights committed before them"
         if composed
         else "trains the composed phases on from these weights"
     )
@@ -89,7 +90,7 @@ sense outside that loop.
   template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic with large
   numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
-  tool; in the last phase, some questions that ask to check twice, where the model repeats its call and the loop
+  tool; in the later phases, some questions that ask to check twice, where the model repeats its call and the loop
   refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}
 - **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
   (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.

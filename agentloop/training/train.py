@@ -143,7 +143,9 @@ def train(
 # its own (none of them the evaluation's). CONTINUED are the phases that made the committed models from the
 # ones before them (2026-12-01): the faithful chat templates (issue 19) and questions composed from parts
 # (phrasing.py: issue 17). `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data;
-# `train-tiny --continue` runs CONTINUED alone from the committed agent-<family>, as the committed one was made.
+# `train-tiny --continue` runs CONTINUED alone on from the committed agent-<family>: the committed models are
+# CONTINUED run on from the weights committed before them (git show b5564d2:models/agent-<family>), one thread
+# each, two trainings side by side on this 2-core CPU (each phase's minutes are in training.json).
 
 
 RECIPES = {
@@ -159,8 +161,14 @@ RECIPES = {
     ],
 }
 CONTINUED = {
-    "qwen3_5": [{"steps": 700, "lr": 1e-3, "seed": 4, "repeat_share": 0.1}],
-    "gemma4": [{"steps": 1000, "lr": 1e-3, "seed": 2, "repeat_share": 0.1}],
+    "qwen3_5": [
+        {"steps": 700, "lr": 1e-3, "seed": 4, "repeat_share": 0.1},
+        {"steps": 900, "lr": 1e-3, "seed": 5, "repeat_share": 0.1},
+    ],
+    "gemma4": [
+        {"steps": 1000, "lr": 1e-3, "seed": 2, "repeat_share": 0.1},
+        {"steps": 1100, "lr": 1e-3, "seed": 3, "repeat_share": 0.1},
+    ],
 }
 
 

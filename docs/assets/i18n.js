@@ -98,6 +98,7 @@ export const STRINGS = {
   "set.mtp": { en: "MTP (a drafter guesses)", "zh-Hant": "MTP（由草稿模型猜測）" },
   "ex.arithmetic": { en: "arithmetic", "zh-Hant": "算術" },
   "ex.letters": { en: "counting letters", "zh-Hant": "數字母" },
+  "ex.length": { en: "a word's length", "zh-Hant": "單字長度" },
   "ex.units": { en: "unit conversion", "zh-Hant": "單位換算" },
   "ex.sorting": { en: "sorting", "zh-Hant": "排序" },
   "ex.dates": { en: "dates", "zh-Hant": "日期" },

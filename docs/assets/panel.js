@@ -54,6 +54,7 @@ const SETTINGS = [
 const KINDS = {
   arithmetic: "ex.arithmetic",
   letters: "ex.letters",
+  length: "ex.length",
   units: "ex.units",
   sorting: "ex.sorting",
   dates: "ex.dates",
