@@ -316,11 +316,12 @@ def template() -> Figure:
     from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 
     lines = prompt.split("\n")
-    # The tool section is chapter 5's; here it is folded into one line, up to the system turn's end.
+    # The tool section is chapter 5's; here it is folded into one line, up to its closing </IMPORTANT>, after
+    # which Qwen3.5's template writes the system text (chapter 6).
     start = next(i for i, line in enumerate(lines) if line.startswith("# Tools"))
-    end = next(i for i in range(start, len(lines)) if lines[i].endswith("<|im_end|>"))
+    end = next(i for i in range(start, len(lines)) if lines[i] == "</IMPORTANT>")
     fold = f"\u2026 {end - start + 1} lines: the tools section (chapter 5) \u2026"
-    shown_lines = [*lines[:start], fold, "<|im_end|>", *lines[end + 1 :]]
+    shown_lines = [*lines[:start], fold, *lines[end + 1 :]]
     while not shown_lines[-1]:
         shown_lines.pop()
     line_h = 22

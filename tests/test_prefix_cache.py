@@ -120,10 +120,15 @@ def test_a_run_writes_the_same_tokens_with_reuse(family, thinking, mtp, folder, 
     assert len(prefills) >= 2, "the trained model calls a tool first: a run has two steps or more"
     assert prefills[0]["reused"] == 0  # a run starts from nothing
     assert all(e["reused"] == 0 for e in theirs if e["type"] == "prefill")
-    for before, prefill in zip(contexts, prefills[1:]):
-        # A step's prompt starts with the last step's whole prompt: at least that much comes from
-        # the cache, and the prompt's last token is always computed.
-        assert before["n_tokens"] <= prefill["reused"] < prefill["n_tokens"]
+    ids = lambda text: reusing.encode(text).ids  # noqa: E731
+    for before, after, prefill in zip(contexts, contexts[1:], prefills[1:]):
+        # At least what the two prompts share comes from the cache: usually the last step's whole prompt, less
+        # where the template writes the history otherwise (Gemma 4's empty thought channel, thinking off, is
+        # not in it: chapter 6). The prompt's last token is always computed.
+        shared = first_difference(ids(before["prompt"]), ids(after["prompt"]))
+        if after["added_from"] == len(before["prompt"]):
+            assert shared == before["n_tokens"]
+        assert min(shared, prefill["n_tokens"] - 1) <= prefill["reused"] < prefill["n_tokens"]
 
 
 @pytest.mark.parametrize("family", sorted(AGENT))

@@ -328,16 +328,19 @@ class SimpleBackend:
                 if picks[-1][0] != guess:
                     break
                 kept += 1
+                if guess in self.eos_ids:  # the step ends here: the guesses after it are never used
+                    break
             yield None, {"guessed": self._guessed(guesses), "kept": kept}  # the round, drawn first
             for token_id, details in picks[:kept]:
-                # Counted as each is handed on: a kept guess after the step's stop token is never used.
-                mtp["accepted"] += 1
+                mtp["accepted"] += (
+                    1  # as each is handed on: the step may end (max_new_tokens) before
+                )
                 yield token_id, {**details, "drafted": True}
-            if kept < len(guesses):  # the model's own pick where it turned a guess down
+            if kept < len(picks):  # the model's own pick where it turned a guess down
                 token_id, details = picks[kept]
             else:  # every guess kept: the model's pick after the last one comes with the same pass
                 token_id, details = sample(
-                    out.logits[0, -1].float().cpu(), s, self.piece, generator=rng
+                    out.logits[0, kept].float().cpu(), s, self.piece, generator=rng
                 )
             # Forget the keys and values of the guesses turned down.
             cut_back(cache, cache.get_seq_length() - (len(guesses) - kept))
