@@ -303,8 +303,8 @@ class SimpleBackend:
     ) -> Iterator[tuple[int | None, dict]]:
         """MTP: the drafter guesses the next tokens, and one forward pass of the model checks them all. Each guess
         goes through sample() as its `draft`, so every token comes out as often as without a drafter; the first
-        guess turned down ends the round, and the model's own pick in its place starts the next. Each round is
-        told first as (None, {guessed, kept}), which generate() sends as a `draft` event."""
+        guess turned down, or a kept stop token, ends the round, and the model's own pick in its place starts the
+        next. Each round is told first as (None, {guessed, kept}), which generate() sends as a `draft` event."""
         # Its sliding-window layers keep every position (prefix_cache.py): guesses can be taken back.
         cache = out.past_key_values
         token_id, details = sample(out.logits[0, -1].float().cpu(), s, self.piece, generator=rng)
@@ -332,9 +332,8 @@ class SimpleBackend:
                     break
             yield None, {"guessed": self._guessed(guesses), "kept": kept}  # the round, drawn first
             for token_id, details in picks[:kept]:
-                mtp["accepted"] += (
-                    1  # as each is handed on: the step may end (max_new_tokens) before
-                )
+                # Counted as each is handed on: max_new_tokens may end the step first.
+                mtp["accepted"] += 1
                 yield token_id, {**details, "drafted": True}
             if kept < len(picks):  # the model's own pick where it turned a guess down
                 token_id, details = picks[kept]
