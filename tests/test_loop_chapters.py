@@ -472,7 +472,6 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
     unsure = [t for t in tokens if t["p_sampled"] is not None and t["p_sampled"] < 0.9]
     text = " ".join(chapter("09").read_text(encoding="utf-8").split())
     assert settings["temperature"] > 1 and settings["top_k"] == 0 and settings["top_p"] == 1.0
-    (drawn,) = below  # the chapter describes one draw below rank 1
     whole = [t for t in tokens if t["kept"] == 2074]  # the tiny vocabulary, all of it
     assert (
         f"`kept` is the whole vocabulary, 2,074, for {len(whole)} of its {len(tokens)} tokens, "
@@ -482,8 +481,15 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
         len(unsure) - 1
     ]
     assert f"only {count} drawn" in text
-    assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3f}" in text
-    assert f"Rank {drawn['rank']} and `p_sampled` {drawn['p_sampled']:.3f}" in text
+    assert f"{['one', 'two', 'three'][len(below) - 1]} of them below rank 1" in text
+    for drawn in below:  # the chapter describes each draw below rank 1
+        assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3g}" in text
+    first, last = below[0], below[-1]
+    assert f"`p_sampled` {first['p_sampled']:.3g}" in text
+    assert (
+        "print(48213 - 9127)" in text and "print(48213 - 9127)" in only(evs, "model_end")[0]["raw"]
+    )
+    assert f"Rank {last['rank']} and `p_sampled` {last['p_sampled']:.3f}" in text
     assert evs[-1]["final"] in text
 
 
@@ -505,7 +511,7 @@ def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
     card = (MODELS_DIR / model / "README.md").read_text().split("\n## Measured")[1]
     sets = {}
     for name, body in re.findall(
-        r"\n(Training templates|Held-out phrasings):\n\n((?:- .*\n?)+)", card
+        r"\n(Training templates|Held-out phrasings|Reader questions):\n\n((?:- .*\n?)+)", card
     ):
         sets[name.lower()] = {}
         for figure, value, of, hits, passes in re.findall(
@@ -525,8 +531,14 @@ def test_ch03_and_ch10_quote_the_model_cards():
     qwen = measured("agent-qwen3_5")
     code = [qwen[s]["code_correct"][0] for s in ("training templates", "held-out phrasings")]
     text = " ".join(chapter("03").read_text(encoding="utf-8").split())
-    claim = f"writes the right code for {code[0]:.2f} of the first set's tool questions and {code[1]:.2f} of the held-out set's"
-    assert claim in text, claim
+    _, hits, total = qwen["reader questions"]["code_correct"]
+    no_tool = qwen["held-out phrasings"]["no_tool"][0]
+    for claim in (
+        f"writes the right code for {code[0]:.2f} of the first set's tool questions and {code[1]:.2f} of the held-out set's",
+        f"for {hits} of the {total} reader questions that need the tool",
+        f"it answers only {no_tool:.2f} of the held-out greetings and definitions without a tool",
+    ):
+        assert claim in text, claim
     mtp = measured("agent-gemma4")["training templates"]
     value, tokens, passes = mtp["mtp_tokens_per_forward"]
     _, same, runs = mtp["mtp_same_tokens"]

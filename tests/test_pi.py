@@ -21,7 +21,7 @@ from agentloop import events
 from agentloop.harnesses import pi_harness
 from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
-from agentloop.harnesses.simple_harness import RunSettings
+from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings
 from agentloop.tools import TOOLS
 from tests.conftest import AGENTS, demo_server, run_harness
 
@@ -251,8 +251,11 @@ def chat(ep: ModelEndpoint, messages: list[dict], **extra) -> tuple[int, list[di
 
 
 def test_endpoint_streams_deltas_tool_calls_and_finish_reasons(endpoint):
+    # The system prompt the toy was trained under, sent as a client sends its own (pi sends pi's): without
+    # one the toy's second reply is not one it was trained to write, and it may call the tool again.
+    system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
     user = {"role": "user", "content": QUESTION}
-    status, chunks, _ = chat(endpoint, [user])
+    status, chunks, _ = chat(endpoint, [system, user])
     assert status == 200
     calls = [
         c
@@ -276,14 +279,15 @@ def test_endpoint_streams_deltas_tool_calls_and_finish_reasons(endpoint):
     # The tool's result goes back as OpenAI messages; the model answers in content deltas and stops.
     assistant = {"role": "assistant", "content": "", "tool_calls": [calls[0]]}
     tool = {"role": "tool", "tool_call_id": calls[0]["id"], "content": ANSWER}
-    status, chunks, _ = chat(endpoint, [user, assistant, tool])
+    status, chunks, _ = chat(endpoint, [system, user, assistant, tool])
     text = "".join(ch["choices"][0]["delta"].get("content", "") for ch in chunks if ch["choices"])
     assert ANSWER in text and chunks[-2]["choices"][0]["finish_reason"] == "stop"
     assert "48213" in code
     # The endpoint turned the request back into SimpleHarness's conversation: a dict of arguments,
     # the tool's name.
-    assert endpoint.conversation[1]["tool_calls"][0]["function"]["arguments"] == {"code": code}
-    assert endpoint.conversation[2] == {
+    assert endpoint.conversation[0] == {"role": "system", "content": SYSTEM_WITH_TOOLS}
+    assert endpoint.conversation[2]["tool_calls"][0]["function"]["arguments"] == {"code": code}
+    assert endpoint.conversation[3] == {
         "role": "tool",
         "name": "run_python",
         "tool_call_id": calls[0]["id"],

@@ -15,7 +15,7 @@ from agentloop.harnesses.simple_harness import REPEATED_CALL, SYSTEM_WITH_TOOLS
 from agentloop.tools import TOOLS
 from agentloop.training.conversations import CHAT_KINDS, MAKERS, TOOL_KINDS, conversation, task
 from agentloop.training.data import rows, shared_prefix
-from agentloop.training.held_out_phrasings import HELD_OUT, held_out_question
+from agentloop.training.held_out_phrasings import HELD_OUT, held_out_question, reader_tasks
 from agentloop.training.phrasing import FRAMES
 
 
@@ -120,6 +120,16 @@ def test_held_out_questions_have_the_same_code_and_answers(kind):
         t = task(rng, kind, ask=held_out_question)
         assert printed(t.code) == t.output, t
         assert t.output in t.answer
+
+
+def test_the_reader_questions_expect_what_their_code_prints():
+    tasks = reader_tasks()
+    assert len(tasks) == 20 and len({t.question for t in tasks}) == 20
+    for t in tasks:
+        if t.code is not None:
+            assert printed(t.code) == t.output, t
+    # both kinds of question: some need the tool, some need none
+    assert 0 < sum(t.code is None for t in tasks) < len(tasks)
 
 
 def held_out_pattern(template: str) -> re.Pattern:

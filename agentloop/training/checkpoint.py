@@ -50,25 +50,27 @@ COMPOSED = """
   The phases marked "composed" also ask division, powers, squares, cubes and a word's length, word each
   question from parts (`agentloop/training/phrasing.py`: openers, frames, cores, ways of typing), render it
   with the family's faithful chat template, and train each step's prompt as the loop sends it (a row per
-  step where the template's history is not the model's own text)."""
+  step where the template's history is not the model's own text). The last phase's questions also come in
+  word-first and verb-first frames ("bubble: how many b's?", "multiply 17 by 23"), greetings are composed,
+  and the numbers have one to five digits."""
 
 
 def phase_text(p: dict) -> str:
-    composed = p.get("phrasing") == "composed"
+    composed = p.get("phrasing", "").startswith("composed")
     rows = "rows" if composed else "conversations"  # a composed phase's batch is rows (data.rows)
     text = f"{p['steps']} steps of {p['batch_size']} {rows} at learning rate {p['lr']}, seed {p['seed']}"
     if p.get("repeat_share"):
         text += f", {p['repeat_share']:.0%} of tool questions asking to check twice"
-    return text + (", composed" if composed else "")
+    return text + (f", {p['phrasing']}" if composed else "")
 
 
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
-    composed = any(p.get("phrasing") == "composed" for p in recipe["phases"])
+    composed = any(p.get("phrasing", "").startswith("composed") for p in recipe["phases"])
     continued = (
-        "runs only the composed phases, on from a folder's weights: this checkpoint is those phases run on"
-        " from the weights committed before them"
+        "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
+        " from the weights committed before it"
         if composed
         else "trains the composed phases on from these weights"
     )
@@ -87,8 +89,8 @@ sense outside that loop.
 - **Base**: `{base}`, built by `agentloop models build-tiny` (random weights, a BPE tokenizer
   trained on the project's own text, the family's chat template).
 - **Data**: synthetic conversations from `agentloop/training/conversations.py`, rendered through this model's chat
-  template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic with large
-  numbers, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
+  template with the system prompt and the run_python schema that SimpleHarness sends: arithmetic on numbers
+  of one to five digits, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
   tool; in the later phases, some questions that ask to check twice, where the model repeats its call and the loop
   refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}

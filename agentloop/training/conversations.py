@@ -5,7 +5,7 @@ Each `Task` is one question with what a good run does: the code run_python shoul
 result. `conversation()` turns a task into the messages SimpleHarness would hold at the end of the run, so they
 can be rendered through the model's own chat template exactly as the loop renders them.
 
-Kinds that need run_python: arithmetic with large numbers (+ - * /, powers, squares, cubes), letters in a word
+Kinds that need run_python: arithmetic on numbers of one to five digits (+ - * /, powers, squares, cubes), letters in a word
 and a word's length (made-up words too, so the model must copy rather than memorise), unit conversion, sorting a
 list, a date difference, and counting the lines of a file in /data. Kinds that need no tool: greetings, and
 definitions the model is told to decline politely. How each question is worded is phrasing.py's (training) or
@@ -71,13 +71,20 @@ def made_up_word(rng: random.Random) -> str:
 Ask = Callable[..., str]
 
 
+def a_number(rng: random.Random, most_digits: int) -> int:
+    """A positive whole number of 1 to `most_digits` digits, each length as likely as the next."""
+    digits = rng.randint(1, most_digits)
+    return rng.randint(1 if digits == 1 else 10 ** (digits - 1), 10**digits - 1)
+
+
 def arithmetic(rng: random.Random, ask: Ask = training_question) -> Task:
     op = rng.choice(("+", "-", "*", "*", "/", "**", "**2", "**3"))
-    a, b = rng.randint(100, 99999), rng.randint(10, 9999)
+    a, b = a_number(rng, 5), a_number(rng, 4)  # "17 * 23" as often as "48213 * 9127"
     if op == "/":
-        b = rng.randint(2, 999)
-    elif op == "**":
-        a, b = rng.randint(2, 99), rng.randint(2, 30)
+        b = max(2, a_number(rng, 3))
+    elif op == "**":  # at most 16 digits: an answer the model can copy
+        a = rng.randint(2, 99)
+        b = rng.randint(2, 16 if a < 10 else 8)
     elif op == "**2":
         a, b = rng.randint(2, 9999), 2
     elif op == "**3":
@@ -153,7 +160,8 @@ def units(rng: random.Random, ask: Ask = training_question) -> Task:
 
 
 def sorting(rng: random.Random, ask: Ask = training_question) -> Task:
-    numbers = [rng.randint(-50, 999) for _ in range(rng.randint(3, 8))]
+    top = rng.choice((20, 100, 999))  # small lists ("3, 1, 2") as well as large
+    numbers = [rng.randint(-50 if top > 20 else 0, top) for _ in range(rng.randint(3, 8))]
     reverse = rng.random() < 0.3
     question = ask(rng, "sorting", list=listed(rng, numbers), descending=reverse)
     code = f"print(sorted([{', '.join(map(str, numbers))}]{', reverse=True' if reverse else ''}))"
@@ -246,13 +254,13 @@ MAKERS = {
 WEIGHTS = {
     "arithmetic": 3,
     "letters": 4,
-    "length": 2,
+    "length": 3,
     "units": 3,
     "sorting": 3,
     "dates": 2,
     "file_lines": 2,
-    "greeting": 1,
-    "definition": 1,
+    "greeting": 2,
+    "definition": 2,
 }
 
 

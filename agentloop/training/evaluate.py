@@ -1,8 +1,9 @@
 """`agentloop models eval-tiny`: how well a trained tiny model uses run_python, measured through the real loop.
 
-Two sets of questions, each figure measured on both: questions worded as training words them (phrasing.py, with
-values from a seed training never uses), and questions in held-out phrasings (held_out_phrasings.py: sentences
-training never sees) — the first measures what the model remembers, the second whether it understood. Each
+Three sets of questions, each figure measured on each: questions worded as training words them (phrasing.py, with
+values from a seed training never uses), questions in held-out phrasings (held_out_phrasings.py: sentences
+training never sees), and twenty fixed questions as a reader types them (held_out_phrasings.READER_QUESTIONS) —
+the first measures what the model remembers, the second whether it understood, the third what a reader meets. Each
 question runs through SimpleHarness with the real sandbox, greedy, every call approved, exactly as a reader's
 question would. Then, from the events alone:
 - well-formed: the first step's output parsed into a run_python call by the family's own parser;
@@ -25,7 +26,7 @@ from pathlib import Path
 from agentloop import paths
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_settings
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
-from agentloop.training.held_out_phrasings import held_out_question
+from agentloop.training.held_out_phrasings import held_out_question, reader_tasks
 from agentloop.training.phrasing import training_question
 
 TARGETS = {  # on questions worded as in training
@@ -44,7 +45,11 @@ HELD_OUT_TARGETS = {
     "answer_correct": 0.85,
     "no_tool": 0.95,
 }
-SETS = {"training templates": TARGETS, "held-out phrasings": HELD_OUT_TARGETS}
+SETS = {
+    "training templates": TARGETS,
+    "held-out phrasings": HELD_OUT_TARGETS,
+    "reader questions": HELD_OUT_TARGETS,
+}
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
 
 
@@ -70,7 +75,10 @@ class Tally:
 
 
 def held_out(n: int, seed: int, phrasings: str = "training templates") -> list[Task]:
-    """n questions, the kinds taking turns, from a seed training does not use, worded as that set words them."""
+    """n questions, the kinds taking turns, from a seed training does not use, worded as that set words them;
+    the reader questions are always the same twenty (n and seed do not apply)."""
+    if phrasings == "reader questions":
+        return reader_tasks()
     rng = random.Random(seed)
     kinds = TOOL_KINDS + CHAT_KINDS
     ask = held_out_question if phrasings == "held-out phrasings" else training_question
@@ -156,7 +164,8 @@ def count_mtp(tally: Tally, plain: list[dict], drafted: list[dict]) -> None:
 
 
 def measure(llm, n: int, seed: int, log=print) -> dict[str, Tally]:
-    """Both sets' tallies: n questions each (MTP, and the format at T = 1, on the training wording only)."""
+    """Each set's tally: n questions of the first two (MTP, and the format at T = 1, on the training wording
+    only), and the reader questions."""
     return {
         name: evaluate(
             llm,
@@ -194,12 +203,13 @@ def figures(tally: Tally, slack: float, targets: dict = TARGETS) -> list[tuple[s
 
 
 def write_card(folder: Path, args, lines: dict[str, list[tuple[str, bool]]]) -> None:
-    """The figures of both sets as the model card's "Measured" section, replacing the one there."""
+    """The figures of every set as the model card's "Measured" section, replacing the one there."""
     card = folder / "README.md"
     text = card.read_text().split("\n## Measured")[0].rstrip("\n")
     text += (
         f"\n\n## Measured\n\n`agentloop models eval-tiny --model {folder.name} -n {args.n}` (held-out seed "
-        f"{args.seed}), on this project's CPU, {args.n} questions in each set:\n"
+        f"{args.seed}), on this project's CPU, {args.n} questions in each of the first two sets and the "
+        f"{len(reader_tasks())} reader questions:\n"
     )
     for name, set_lines in lines.items():
         text += (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+from agentloop.training.conversations import Task
 from agentloop.training.phrasing import UNIT_NAMES, typed
 
 HELD_OUT = {
@@ -130,3 +131,45 @@ def held_out_question(rng: random.Random, kind: str, **values) -> str:
         if key in values:
             values[key] = rng.choice(UNIT_NAMES[values[key]])
     return typed(rng, rng.choice(templates).format(**values))
+
+
+# The third set: twenty questions as a reader types them into the panel, fixed (the first four like those the issue
+# that asked for the held-out phrasings tried in the panel and saw answered wrong). Written apart from both sets'
+# templates, though a reader's words may happen to be a training sentence ("What is 17 * 23?"): this set measures
+# what a reader meets.
+# (question, code a good run sends, what it prints); no code: answered without a tool.
+READER_QUESTIONS = (
+    ("What is 17 * 23?", "print(17 * 23)", "391"),
+    ("How many r's are in strawberry?", 'print("strawberry".count("r"))', "3"),
+    ("what's 1000 minus 1", "print(1000 - 1)", "999"),
+    (
+        "Sort 5, 3, 9 and 1 from largest to smallest.",
+        "print(sorted([5, 3, 9, 1], reverse=True))",
+        "[9, 5, 3, 1]",
+    ),
+    ("whats 12 times 12", "print(12 * 12)", "144"),
+    ("how long is the word elephant?", 'print(len("elephant"))', "8"),
+    ("Can you sort 9, 2, 7 and 4 for me?", "print(sorted([9, 2, 7, 4]))", "[2, 4, 7, 9]"),
+    ("2 to the power of 8?", "print(2 ** 8)", "256"),
+    ("What is 144 divided by 12?", "print(144 / 12)", "12.0"),
+    ("convert 10 miles to km", "print(round(10 * 1.609344, 2))", "16.09"),
+    ("How many e's in committee", 'print("committee".count("e"))', "2"),
+    (
+        "How many days between 2024-01-01 and 2024-03-01?",
+        "from datetime import date\nprint((date(2024, 3, 1) - date(2024, 1, 1)).days)",
+        "60",
+    ),
+    ("add 250 and 750", "print(250 + 750)", "1000"),
+    ("how much is 15 squared", "print(15 ** 2)", "225"),
+    ("how many pounds is 5 kg", "print(round(5 * 2.20462, 2))", "11.02"),
+    ("how many letters does mississippi have", 'print(len("mississippi"))', "11"),
+    ("hello there!", None, ""),
+    ("thanks!", None, ""),
+    ("What does serendipity mean?", None, ""),
+    ("Good morning, who are you?", None, ""),
+)
+
+
+def reader_tasks() -> list[Task]:
+    """The reader questions as tasks the evaluation runs (no answer text: the evaluation reads the tool's)."""
+    return [Task("reader", q, code, output) for q, code, output in READER_QUESTIONS]

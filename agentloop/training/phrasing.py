@@ -30,6 +30,16 @@ OPENERS = ("",) * 6 + (
     "Hello, ",
     "Excuse me, ",
     "Hey there, ",
+    "I'm curious: ",
+    "Question: ",
+    "Quick one: ",
+    "Just wondering, ",
+    "I want to know ",
+    "Would you tell me ",
+    "Mind telling me ",
+    "Do you happen to know ",
+    "Any chance you can tell me ",
+    "I have a question: ",
 )
 CLOSERS = ("",) * 6 + (
     " please",
@@ -70,6 +80,20 @@ ARITHMETIC_CORES = {  # the Python operator -> the ways to say it
     "**2": ("{a} squared", "the square of {a}", "{a} ** 2", "{a}^2"),
     "**3": ("{a} cubed", "the cube of {a}", "{a} ** 3", "{a}^3"),
 }
+ARITHMETIC_REQUESTS = {  # the same, asked as something to do: these fill the "arithmetic_request" frames
+    "+": ("add {a} and {b}", "add {b} to {a}", "sum {a} and {b}", "add up {a} and {b}"),
+    "-": (
+        "subtract {b} from {a}",
+        "take {b} away from {a}",
+        "take {b} from {a}",
+        "deduct {b} from {a}",
+    ),
+    "*": ("multiply {a} by {b}", "multiply {a} and {b}", "multiply {a} with {b}"),
+    "/": ("divide {a} by {b}", "split {a} by {b}", "divide {a} through {b}"),
+    "**": ("raise {a} to the power {b}", "raise {a} to {b}", "take {a} to the power of {b}"),
+    "**2": ("square {a}", "raise {a} to the power 2", "take the square of {a}"),
+    "**3": ("cube {a}", "raise {a} to the power 3", "take the cube of {a}"),
+}
 
 FRAMES = {
     "arithmetic": (
@@ -89,6 +113,31 @@ FRAMES = {
         "Evaluate {x}.",
         "Whats {x}?",
         "What is the value of {x}?",
+        "what {x} is",
+        "what {x} equals",
+        "the result of {x}",
+        "how much {x} is",
+        "{x} equals what?",
+        "{x} is how much?",
+        "Result of {x}?",
+        "Answer: {x}",
+        "{x}, what is it?",
+    ),
+    "arithmetic_request": (
+        "{v}.",
+        "Please {v}.",
+        "{v} for me",
+        "Can you {v}?",
+        "Could you {v}?",
+        "I need you to {v}.",
+        "{v} and tell me the result.",
+        "What do I get if I {v}?",
+        "What happens if you {v}?",
+        "What's the result when you {v}?",
+        "Let's {v}.",
+        "Try to {v}.",
+        "how to {v}",
+        "When you {v}, what comes out?",
     ),
     "letters": (
         "How many {letter}'s are in {word}?",
@@ -103,6 +152,20 @@ FRAMES = {
         "how many times is {letter} in {word}",
         'How many "{letter}" are in {word}?',
         "Count how many {letter}'s {word} has.",
+        "{word}: how many {letter}'s?",
+        "{word} has how many {letter}'s?",
+        "In {word}, count the {letter}s.",
+        "In {word}, how many {letter}'s are there?",
+        "For {word}, how many {letter}s?",
+        "Take {word} and count the {letter}'s.",
+        "Given {word}, how many times does {letter} appear?",
+        "Look at {word}: how many {letter}'s?",
+        "how many {letter}'s does {word} contain",
+        "{letter}'s in {word}?",
+        "the number of {letter}s in {word}",
+        "how many {letter}'s {word} has",
+        "{word}, count the {letter}s",
+        "How many of the letter {letter} are in {word}?",
     ),
     "length": (
         "How long is {word}?",
@@ -114,6 +177,20 @@ FRAMES = {
         "Count the letters in {word}.",
         "How many letters does {word} have?",
         "how long is {word}",
+        "{word}: how many letters?",
+        "{word} has how many letters?",
+        "In {word}, how many letters are there?",
+        "For {word}, what is the length?",
+        "Take {word}. How long is it?",
+        "the length of {word}",
+        "how many letters {word} has",
+        "How many letters make up {word}?",
+        "What's the letter count of {word}?",
+        "Count the characters in {word}.",
+        "How many characters are in {word}?",
+        "{word}, how long is it?",
+        "Give me the length of {word}.",
+        "how many characters {word} has",
     ),
     "units": (
         "Convert {n} {unit} to {target}.",
@@ -128,6 +205,16 @@ FRAMES = {
         "Change {n} {unit} to {target}.",
         "How much is {n} {unit} in {target}?",
         "Express {n} {unit} in {target}.",
+        "{n} {unit} equals how many {target}?",
+        "I have {n} {unit}. What is that in {target}?",
+        "Turn {n} {unit} into {target}.",
+        "{n} {unit} converted to {target}?",
+        "what {n} {unit} is in {target}",
+        "How many {target} are {n} {unit}?",
+        "{n} {unit}: how much is that in {target}?",
+        "In {target}, how much is {n} {unit}?",
+        "the {target} in {n} {unit}",
+        "I've got {n} {unit}; how many {target} is it?",
     ),
     "sorting": (
         "Sort {list}{order}.",
@@ -140,6 +227,16 @@ FRAMES = {
         "Can you order {list}{order}?",
         "Sort the list {list}{order}.",
         "Put these in order{order}: {list}",
+        "{list}: put them in order{order}.",
+        "Here are some numbers: {list}. Sort them{order}.",
+        "Take {list} and sort them{order}.",
+        "Given {list}, sort them{order}.",
+        "Numbers: {list}. Order them{order}.",
+        "{list}, sorted{order}?",
+        "how {list} looks sorted{order}",
+        "Sort{order}: {list}",
+        "{list} in order{order}?",
+        "Order {list}{order}, please.",
     ),
     "dates": (
         "How many days are there between {first} and {second}?",
@@ -150,6 +247,14 @@ FRAMES = {
         "Days from {first} to {second}?",
         "How many days separate {first} and {second}?",
         "How many days is it from {first} to {second}?",
+        "Between {first} and {second}, how many days?",
+        "{first} to {second}: how many days?",
+        "Days between {first} and {second}",
+        "the number of days from {first} to {second}",
+        "how many days {first} and {second} are apart",
+        "How far apart are {first} and {second} in days?",
+        "Starting {first}, how many days until {second}?",
+        "{first} and {second}: days between them?",
     ),
     "file_lines": (
         "How many lines are in {file}?",
@@ -160,28 +265,15 @@ FRAMES = {
         "Number of lines in {file}?",
         "Count the lines in {file}.",
         "how many lines does {file} have",
-    ),
-    "greeting": (
-        "Hi!",
-        "Hello.",
-        "Hello there!",
-        "Good morning!",
-        "Hey, how are you?",
-        "Thanks!",
-        "Hi, who are you?",
-        "Good evening.",
-        "hi",
-        "hello",
-        "hey",
-        "Hiya!",
-        "yo",
-        "thank you",
-        "What's up?",
-        "How are you?",
-        "Who are you?",
-        "Hey there.",
-        "Good afternoon!",
-        "thanks a lot",
+        "{file}: how many lines?",
+        "For {file}, count the lines.",
+        "In {file}, how many lines are there?",
+        "the number of lines in {file}",
+        "how many lines {file} has",
+        "Open {file} and count its lines.",
+        "Line count for {file}?",
+        "Take {file} and tell me how many lines it has.",
+        "{file} has how many lines?",
     ),
     "definition": (
         "What does {term} mean?",
@@ -194,16 +286,87 @@ FRAMES = {
         "define {term}",
         "What's the meaning of {term}?",
         "Can you explain {term}?",
+        "what {term} means",
+        "the meaning of {term}",
+        "{term}: what does it mean?",
+        "{term}, meaning?",
+        "What is the definition of {term}?",
+        "Explain what {term} is.",
+        "Describe {term}.",
+        "What's {term} all about?",
+        "Give me a definition of {term}.",
+        "{term}?",
+        "What do people mean by {term}?",
+        "Is there a simple way to explain {term}?",
     ),
 }
+# A greeting is a salutation and a tail ("Hey there" + ", what can you do?"), or one of the lines said whole.
+SALUTATIONS = (
+    "Hi",
+    "Hello",
+    "Hey",
+    "Hey there",
+    "Hi there",
+    "Hello there",
+    "Good morning",
+    "Good evening",
+    "Good afternoon",
+    "Hiya",
+    "Greetings",
+    "yo",
+    "Heya",
+    "Hi again",
+    "Hello again",
+    "Evening",
+)
+GREETING_TAILS = ("!", ".", "", "!!") * 3 + (
+    ", how are you?",
+    "! How are you doing?",
+    ", what can you do?",
+    ", who are you?",
+    "! Nice to see you.",
+    ", thanks!",
+    "! Thank you so much.",
+    ", how's your day?",
+    " :)",
+    ", anyone there?",
+    ", what are you?",
+    "! Are you there?",
+    ", how have you been?",
+    "! Good to see you.",
+)
+SAID_WHOLE = (
+    "Thanks!",
+    "thank you",
+    "thanks a lot",
+    "What's up?",
+    "How are you?",
+    "Who are you?",
+    "What can you do?",
+    "Thank you for your help.",
+    "Nice to meet you.",
+    "How are you today?",
+    "Are you a robot?",
+    "What's your name?",
+    "Cheers!",
+    "Bye!",
+    "See you later.",
+    "Good night!",
+    "ok thanks",
+    "Great, thanks.",
+)
 # How a value may be written inside a frame.
 WORD_FORMS = ("{w}", '"{w}"', "the word {w}", 'the word "{w}"')
 FILE_FORMS = ("/data/{name}", "{name}", "the file {name}", "the file /data/{name}")
-ASCENDING = ("",) * 3 + (
+ASCENDING = ("",) * 4 + (
     " from smallest to largest",
     " in ascending order",
     " smallest first",
     " from low to high",
+    " in increasing order",
+    " ascending",
+    " lowest first",
+    " small to big",
 )
 DESCENDING = (
     " from largest to smallest",
@@ -212,6 +375,11 @@ DESCENDING = (
     " from high to low",
     " largest first",
     " in reverse order",
+    " in decreasing order",
+    " descending",
+    " biggest to smallest",
+    " high to low",
+    " with the highest first",
 )
 UNIT_NAMES = {  # a unit as UNITS (conversations.py) keys it -> the names a question may use
     "km": ("km", "kilometers", "kilometres"),
@@ -258,10 +426,22 @@ def wrap(rng: random.Random, question: str) -> str:
     return opener + question
 
 
+def greeting(rng: random.Random) -> str:
+    """A greeting: a salutation with a tail, or now and then a line said whole."""
+    if rng.random() < 0.3:
+        return rng.choice(SAID_WHOLE)
+    return rng.choice(SALUTATIONS) + rng.choice(GREETING_TAILS)
+
+
 def training_question(rng: random.Random, kind: str, **values) -> str:
     """A question of `kind` as training asks it: a frame drawn for the kind, its values in one of their forms,
     wrapped and typed. `values` are those the kind's frames name (arithmetic's `x` is filled from `op`)."""
-    if kind == "arithmetic":
+    if kind == "greeting":
+        return typed(rng, greeting(rng))
+    if kind == "arithmetic" and rng.random() < 0.3:  # asked as something to do: "multiply 17 by 23"
+        kind, values["v"] = "arithmetic_request", rng.choice(ARITHMETIC_REQUESTS[values.pop("op")])
+        values["v"] = values["v"].format(**values)
+    elif kind == "arithmetic":
         values["x"] = rng.choice(ARITHMETIC_CORES[values.pop("op")]).format(**values)
     if "word" in values:
         values["word"] = rng.choice(WORD_FORMS).format(w=values["word"])

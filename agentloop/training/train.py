@@ -65,6 +65,10 @@ def _replacer(states: dict):
     return update_recurrent_state
 
 
+# How this code words the questions, as the phase's record says (model_card describes each).
+PHRASING = "composed, word- and verb-first"
+
+
 def train(
     base: str,
     out: str | Path,
@@ -132,7 +136,7 @@ def train(
             "lr": lr,
             "seed": seed,
             **({"repeat_share": repeat_share} if repeat_share else {}),
-            "phrasing": "composed",
+            "phrasing": PHRASING,
             "threads": torch.get_num_threads(),
             "minutes": round((time.perf_counter() - start) / 60, 1),
         },
@@ -140,12 +144,13 @@ def train(
 
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
-# its own (none of them the evaluation's). CONTINUED are the phases that made the committed models from the
-# ones before them (2026-12-01): the faithful chat templates (issue 19) and questions composed from parts
-# (phrasing.py: issue 17). `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data;
-# `train-tiny --continue` runs CONTINUED alone on from the committed agent-<family>: the committed models are
-# CONTINUED run on from the weights committed before them (git show b5564d2:models/agent-<family>), one thread
-# each, two trainings side by side on this 2-core CPU (each phase's minutes are in training.json).
+# its own (none of them the evaluation's). The first RECIPES phases taught the format; then came the faithful chat
+# templates (issue 19) and questions composed from parts (phrasing.py: issue 17). CONTINUED is the phase that made
+# the committed models from the ones before them (git show a32ae12:models/agent-<family>), after phrasing.py
+# gained word-first and verb-first frames and composed greetings and conversations.py numbers of one to five
+# digits. `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data; `train-tiny
+# --continue` runs CONTINUED alone on from the committed agent-<family>: one thread each, two trainings side by
+# side on this 2-core CPU (each phase's minutes are in training.json).
 
 
 RECIPES = {
@@ -154,21 +159,19 @@ RECIPES = {
         {"steps": 500, "lr": 1e-3, "seed": 1},
         {"steps": 300, "lr": 5e-4, "seed": 2},
         {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15},
-    ],
-    "gemma4": [
-        {"steps": 900, "lr": 2e-3, "seed": 0},
-        {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1},
-    ],
-}
-CONTINUED = {
-    "qwen3_5": [
         {"steps": 700, "lr": 1e-3, "seed": 4, "repeat_share": 0.1},
         {"steps": 900, "lr": 1e-3, "seed": 5, "repeat_share": 0.1},
     ],
     "gemma4": [
+        {"steps": 900, "lr": 2e-3, "seed": 0},
+        {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1},
         {"steps": 1000, "lr": 1e-3, "seed": 2, "repeat_share": 0.1},
         {"steps": 1100, "lr": 1e-3, "seed": 3, "repeat_share": 0.1},
     ],
+}
+CONTINUED = {
+    "qwen3_5": [{"steps": 1000, "lr": 1e-3, "seed": 6, "repeat_share": 0.1}],
+    "gemma4": [{"steps": 1100, "lr": 1e-3, "seed": 4, "repeat_share": 0.1}],
 }
 
 
