@@ -289,6 +289,38 @@ def test_the_model_is_said_and_its_examples_fill_the_question_box(server, browse
     page.close()
 
 
+def test_a_readers_own_question_and_an_example_are_answered_in_chapter_1(server, browser):
+    # As issue 17's reader tried the first panel: a question in their own words, then, in a new conversation, an
+    # example the panel offers; greedy (chapter 1's recorded settings), the answer states what the tool printed.
+    page = open_page(browser, chapter(server.url, "01"))
+    panel = page.locator(".agentloop-panel").first
+    panel.locator("button.al-run").wait_for(timeout=30000)
+    page.wait_for_function(
+        "document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
+        timeout=20000,
+    )
+    assert panel.locator("input[name=temperature]").input_value() == "0"
+    run_live(panel, "whats 12 times 12")
+    panel.locator(".al-run-end").wait_for(timeout=180000)
+    assert "144" in panel.locator(".al-final").last.inner_text()
+    panel.locator("button.al-new-conversation").click()
+    example = panel.locator("button.al-example[data-kind=letters]").first
+    asked = example.inner_text()
+    example.click()
+    assert panel.locator("textarea.al-question").input_value() == asked
+    expect = next(
+        q["expect"]
+        for q in json.loads((ROOT / "models" / "agent-qwen3_5" / "examples.json").read_text())[
+            "questions"
+        ]
+        if q["en"] == asked
+    )
+    run_live(panel)
+    panel.locator(".al-run-end").wait_for(timeout=180000)
+    assert expect in panel.locator(".al-final").last.inner_text()
+    page.close()
+
+
 def test_settings_fold_to_one_line_and_try_this_fills_the_form(server, browser):
     page = open_page(browser, chapter(server.url, "09"))
     panel = page.locator(".agentloop-panel").first
