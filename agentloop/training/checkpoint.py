@@ -55,8 +55,13 @@ COMPOSED = """
   and the numbers have one to five digits."""
 
 
+def is_composed(p: dict) -> bool:
+    """Whether a phase worded its questions from parts (train.PHRASING) rather than from fixed sentences."""
+    return p.get("phrasing", "").startswith("composed")
+
+
 def phase_text(p: dict) -> str:
-    composed = p.get("phrasing", "").startswith("composed")
+    composed = is_composed(p)
     rows = "rows" if composed else "conversations"  # a composed phase's batch is rows (data.rows)
     text = f"{p['steps']} steps of {p['batch_size']} {rows} at learning rate {p['lr']}, seed {p['seed']}"
     if p.get("repeat_share"):
@@ -67,7 +72,7 @@ def phase_text(p: dict) -> str:
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
-    composed = any(p.get("phrasing", "").startswith("composed") for p in recipe["phases"])
+    composed = any(is_composed(p) for p in recipe["phases"])
     continued = (
         "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
         " from the weights committed before it"

@@ -435,14 +435,21 @@ def greeting(rng: random.Random) -> str:
 
 def training_question(rng: random.Random, kind: str, **values) -> str:
     """A question of `kind` as training asks it: a frame drawn for the kind, its values in one of their forms,
-    wrapped and typed. `values` are those the kind's frames name (arithmetic's `x` is filled from `op`)."""
+    wrapped and typed; a greeting is `greeting`'s, typed. `values` are those the kind's frames name
+    (arithmetic's core `x`, or its request `v`, is filled from `op`)."""
     if kind == "greeting":
         return typed(rng, greeting(rng))
-    if kind == "arithmetic" and rng.random() < 0.3:  # asked as something to do: "multiply 17 by 23"
-        kind, values["v"] = "arithmetic_request", rng.choice(ARITHMETIC_REQUESTS[values.pop("op")])
-        values["v"] = values["v"].format(**values)
-    elif kind == "arithmetic":
-        values["x"] = rng.choice(ARITHMETIC_CORES[values.pop("op")]).format(**values)
+    if kind == "arithmetic":
+        op = values.pop("op")
+        if (
+            rng.random() < 0.3
+        ):  # asked as something to do: "multiply 17 by 23", in frames of its own
+            kind, values["v"] = (
+                "arithmetic_request",
+                rng.choice(ARITHMETIC_REQUESTS[op]).format(**values),
+            )
+        else:
+            values["x"] = rng.choice(ARITHMETIC_CORES[op]).format(**values)
     if "word" in values:
         values["word"] = rng.choice(WORD_FORMS).format(w=values["word"])
     if "name" in values:
