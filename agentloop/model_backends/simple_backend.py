@@ -243,19 +243,25 @@ class SimpleBackend:
             if forced is None and not prompt.media:
                 self.prefix.hold(cache, prompt.ids + generated)  # for the next step's prompt
 
-        # [quote:done]
-        decode_s = time.perf_counter() - decode_start
-        yield {
+        yield self.done_event(generated, finish, time.perf_counter() - decode_start, mtp)
+
+    def done_event(
+        self, generated: list[int], finish: str, decode_s: float, mtp: dict | None
+    ) -> dict:
+        """The step's last event: why it ended, the stop token if one ended it, how many tokens in how long, and
+        the whole output decoded with its special tokens kept, for the family's parser."""
+        return {
             "type": "done",
             "finish": finish,
             "stop_piece": self.piece(generated[-1]) if finish == "stop_token" else None,
             "n_tokens": len(generated),
             "decode_ms": round(decode_s * 1000, 1),
-            "tok_per_s": round(len(generated) / decode_s, 1) if decode_s > 0 else None,
+            "tok_per_s": round(len(generated) / decode_s, 1)
+            if decode_s > 0 and generated
+            else None,
             "mtp": mtp,
             "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
         }
-        # [/quote:done]
 
     def token_event(
         self, token_id: int, index: int, text: Detokenizer, channel: str, details: dict

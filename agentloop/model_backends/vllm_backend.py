@@ -2,7 +2,7 @@
 same events out.
 
 The text side stays on this machine: the checkpoint's files but its weights (tokenizer, chat
-template, configs) are read here, and render(), encode(), piece() and token_event() are SimpleBackend's
+template, configs) are read here, and render(), encode(), piece(), token_event() and done_event() are SimpleBackend's
 own, so a prompt is the same token ids on both backends, and a token the same event. Only the ids cross to the server, and tokens come
 back one streamed chunk at a time, each with its log-probability and the top 5 of the model's own
 distribution (vLLM's default `--logprobs-mode raw_logprobs`: before temperature, top-k and top-p, as
@@ -76,6 +76,7 @@ class VLLMBackend:
     render = SimpleBackend.render
     piece = SimpleBackend.piece
     token_event = SimpleBackend.token_event
+    done_event = SimpleBackend.done_event
     drafter_id = SimpleBackend.drafter_id
     # [/quote:vllm-text-side]
 
@@ -267,19 +268,7 @@ class VLLMBackend:
         if not generated:  # stopped before the first token: the prefill still ran on the server
             yield prefill_event(prompt, start)
             decode_start = time.perf_counter()
-        decode_s = time.perf_counter() - decode_start
-        yield {
-            "type": "done",
-            "finish": finish,
-            "stop_piece": self.piece(generated[-1]) if finish == "stop_token" else None,
-            "n_tokens": len(generated),
-            "decode_ms": round(decode_s * 1000, 1),
-            "tok_per_s": round(len(generated) / decode_s, 1)
-            if decode_s > 0 and generated
-            else None,
-            "mtp": mtp,
-            "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
-        }
+        yield self.done_event(generated, finish, time.perf_counter() - decode_start, mtp)
 
     def _same_expansion(self, prompt: Encoded, expanded: list[int]) -> None:
         """The prompt the server reads now must be the one encode() showed: else the context the
