@@ -434,6 +434,8 @@ def test_refusals_name_what_is_wrong(client):
     assert r.status_code == 422
     en = r.json()["message"]["en"]
     assert "settings.temperature" in en and "settings.max_steps" in en and "settings.colour" in en
+    zh = r.json()["message"]["zh"]  # said in Chinese, pydantic's bounds filled in
+    assert "settings.colour：不接受此欄位" in zh and "settings.max_steps：須大於或等於 1" in zh, zh
     r = client.post("/api/runs", {"question": "   "})
     assert r.status_code == 422 and "question" in r.json()["message"]["en"]
     r = client.post("/api/runs", {"question": "Hi", "settings": {"tools": ["rm_rf"]}})
