@@ -17,18 +17,12 @@ from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out
 from tests.conftest import AGENTS, run_harness
 
-# (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't.
-# Measured 2026-12-01 on the committed models (train-tiny --continue: the phase after word-first and verb-first
-# frames, composed greetings and numbers of one to five digits): on these 30 questions, 10 points below target,
-# both write the right code for the held-out phrasings but not the held-out greetings and definitions without a
-# tool; Gemma 4 misses the code of the training wording and of the reader questions too (issue 17). Their cards
-# give the figures on 200.
-BELOW_TARGET: set[tuple[str, str, str]] = {
-    ("gemma4", "held-out phrasings", "no_tool"),
-    ("gemma4", "reader questions", "code_correct"),
-    ("gemma4", "training templates", "code_correct"),
-    ("qwen3_5", "held-out phrasings", "no_tool"),
-}
+# (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't. Empty since
+# the phase of 2026-12-01 (greetings with the counting kinds' cues, train.CONTINUED): on these 30 questions, with
+# the targets 10 points lower, both reach every figure. On 200 (`eval-tiny -n 200`, their cards) both still miss
+# the held-out code target (0.83, 0.84 of 0.85), and Gemma 4 the training wording's code (0.85 of 0.90) and the
+# reader questions' (12 of 16): issue 17.
+BELOW_TARGET: set[tuple[str, str, str]] = set()
 
 
 @pytest.fixture(params=sorted(AGENTS))
@@ -81,8 +75,10 @@ def test_denied_call_does_not_run(agent, tmp_path):
 
 
 def test_asked_to_check_twice_it_repeats_the_call_and_the_loop_refuses_the_repeat(agent, tmp_path):
+    # The book's running question: the repeat is what is tested here, not copying (both toys now write
+    # 5821 + 3907 for "5821 + 39077", and repeat that).
     evs = run(
-        agent, "What is 5821 + 39077? Run it twice to be sure.", tmp_path, decide=lambda e: True
+        agent, "What is 48213 * 9127? Run it twice to be sure.", tmp_path, decide=lambda e: True
     )
     calls, results = only(evs, "tool_call"), only(evs, "tool_result")
     assert (

@@ -298,6 +298,13 @@ FRAMES = {
         "{term}?",
         "What do people mean by {term}?",
         "Is there a simple way to explain {term}?",
+        "What do you mean by {term}?",
+        "{term} means what?",
+        "What does the word {term} mean?",
+        "Tell me what is meant when someone says {term}.",
+        "What is the meaning behind {term}?",
+        "{term} - what's the meaning?",
+        "Could you tell me what {term} means?",
     ),
 }
 # A greeting is a salutation and a tail ("Hey there" + ", what can you do?"), or one of the lines said whole.
@@ -334,6 +341,23 @@ GREETING_TAILS = ("!", ".", "", "!!") * 3 + (
     "! Are you there?",
     ", how have you been?",
     "! Good to see you.",
+    # the letters kind's cues ("how", "'s", "it's") in sentences that ask for nothing to count
+    ", how's everything?",
+    "! How's life?",
+    ", how's your week been?",
+    ", what's new?",
+    "! What's going on today?",
+    ", it's me again.",
+    "! It's nice to be here.",
+    ", how's the weather where you are?",
+    "! How's your evening going?",
+    # thanks of many shapes
+    ", thanks for that!",
+    "! Thanks so much for all of it.",
+    ", thank you for answering.",
+    "! Many thanks.",
+    "! Thanks for helping me out.",
+    ". Thanks, that was useful.",
 )
 SAID_WHOLE = (
     "Thanks!",
@@ -354,6 +378,18 @@ SAID_WHOLE = (
     "Good night!",
     "ok thanks",
     "Great, thanks.",
+    "How's it been?",
+    "Thanks for helping!",
+    "It's me again.",
+    "How's your day going?",
+    "What's new?",
+    "Thanks, that's great.",
+    "That's all, thanks!",
+    "Thanks for the answer.",
+    "It's been a long day.",
+    "How's everything?",
+    "Thank you, that helps a lot.",
+    "What's going on?",
 )
 # How a value may be written inside a frame.
 WORD_FORMS = ("{w}", '"{w}"', "the word {w}", 'the word "{w}"')

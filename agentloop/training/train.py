@@ -66,7 +66,7 @@ def _replacer(states: dict):
 
 
 # How this code words the questions, as the phase's record says (model_card describes each).
-PHRASING = "composed, word- and verb-first"
+PHRASING = "composed, word- and verb-first, chat with the counting cues"
 
 
 def train(
@@ -145,10 +145,10 @@ def train(
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
 # its own (none of them the evaluation's). The first RECIPES phases taught the format; then came the faithful chat
-# templates (issue 19) and questions composed from parts (phrasing.py: issue 17). CONTINUED is the phase that made
-# the committed models from the ones before them (git show a32ae12:models/agent-<family>), after phrasing.py
-# gained word-first and verb-first frames and composed greetings and conversations.py numbers of one to five
-# digits. `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data; `train-tiny
+# templates (issue 19) and questions composed from parts (phrasing.py: issue 17), then word-first and verb-first
+# frames, composed greetings and numbers of one to five digits. CONTINUED is the phase that made the committed
+# models from the ones before them (git show edcffa7:models/agent-<family>), after phrasing.py's greetings gained
+# the counting kinds' cues ("how's", "it's", thanks of many shapes) and definitions more ways to say "meaning". `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data; `train-tiny
 # --continue` runs CONTINUED alone on from the committed agent-<family>: one thread each, two trainings side by
 # side on this 2-core CPU (each phase's minutes are in training.json).
 
@@ -161,17 +161,19 @@ RECIPES = {
         {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15},
         {"steps": 700, "lr": 1e-3, "seed": 4, "repeat_share": 0.1},
         {"steps": 900, "lr": 1e-3, "seed": 5, "repeat_share": 0.1},
+        {"steps": 1000, "lr": 1e-3, "seed": 6, "repeat_share": 0.1},
     ],
     "gemma4": [
         {"steps": 900, "lr": 2e-3, "seed": 0},
         {"steps": 1500, "lr": 1.5e-3, "seed": 1, "repeat_share": 0.1},
         {"steps": 1000, "lr": 1e-3, "seed": 2, "repeat_share": 0.1},
         {"steps": 1100, "lr": 1e-3, "seed": 3, "repeat_share": 0.1},
+        {"steps": 1100, "lr": 1e-3, "seed": 4, "repeat_share": 0.1},
     ],
 }
 CONTINUED = {
-    "qwen3_5": [{"steps": 1000, "lr": 1e-3, "seed": 6, "repeat_share": 0.1}],
-    "gemma4": [{"steps": 1100, "lr": 1e-3, "seed": 4, "repeat_share": 0.1}],
+    "qwen3_5": [{"steps": 900, "lr": 1e-3, "seed": 7, "repeat_share": 0.1}],
+    "gemma4": [{"steps": 1300, "lr": 8e-4, "seed": 5, "repeat_share": 0.1}],
 }
 
 
