@@ -21,6 +21,7 @@ from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings
 from agentloop.model_families import FAMILIES
 from agentloop.paths import MODELS_DIR
 from agentloop.tools import TOOLS, validate
+from agentloop.training.evaluate import states
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "docs" / "chapters"
@@ -441,7 +442,7 @@ def test_ch15_repeated_call_is_caught():
     # The trained model's own tokens, as the chapter says: nothing forced, the same call twice, then an answer.
     assert not any(t.get("forced") for t in only(evs, "token"))
     assert only(evs, "tool_call")[0]["args"] == only(evs, "tool_call")[1]["args"]
-    assert evs[-1]["stop_reason"] == "final" and first["output"].strip() in evs[-1]["final"]
+    assert evs[-1]["stop_reason"] == "final" and states(evs[-1]["final"], first["output"].strip())
 
 
 def test_ch08_the_numbers_in_the_text_are_the_recordings():
@@ -560,16 +561,13 @@ def test_ch14_and_ch15_exercises_describe_their_recordings():
     assert {e["finish"] for e in only(evs, "model_end")} == {"max_new_tokens"}
     errors = [c for c in only(evs, "tool_call") if c.get("error")]
     text = " ".join(chapter("14").read_text(encoding="utf-8").split())
-    assert len(errors) == 2 and "The first two are format errors" in text
+    assert len(errors) == 3 and "All three are format errors" in text
     assert f"The run ends with `{evs[-1]['stop_reason']}`" in text
-    assert f"its answer is `{evs[-1]['final']}`" in text
+    assert evs[-1]["final"] == "" and "with no answer" in text
     evs = recording("ch15-deny")
     text = " ".join(chapter("15").read_text(encoding="utf-8").split())
     assert only(evs, "decision")[0]["approved"] is False and evs[-1]["stop_reason"] == "final"
-    assert evs[-1]["final"].startswith("48213 * 9127 = [ That is 38213 * 9127)")
-    assert "the recording's answer starts `48213 * 9127 = [ That is 38213 * 9127)`" in text
-    assert (
-        "print(sorted([42, 7, 19], reverse=True))"
-        in only(recording("ch15-repeat"), "tool_call")[0]["args"]["code"]
-        and "sorted the numbers largest first" in text
-    )
+    assert f"the recording's answer is `{evs[-1]['final']}`" in text
+    # The Repeated call tab's sort: the chapter says the toy sorted largest first exactly when it did.
+    code = only(recording("ch15-repeat"), "tool_call")[0]["args"]["code"]
+    assert ("reverse=True" in code) == ("sorted the numbers largest first" in text)

@@ -14,7 +14,7 @@ import pytest
 
 from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
 from agentloop.training.checkpoint import model_card
-from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out
+from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out, states
 from tests.conftest import AGENTS, run_harness
 
 # (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't. Empty since
@@ -90,7 +90,9 @@ def test_asked_to_check_twice_it_repeats_the_call_and_the_loop_refuses_the_repea
         len(only(evs, "permission")) == 1
     )  # the repeat is refused before anyone is asked, and nothing runs
     assert results[1]["is_error"] and results[1]["output"] == REPEATED_CALL
-    assert evs[-1]["stop_reason"] == "final" and results[0]["output"].strip() in evs[-1]["final"]
+    assert evs[-1]["stop_reason"] == "final" and states(
+        evs[-1]["final"], results[0]["output"].strip()
+    )
 
 
 def test_a_greeting_needs_no_tool(agent, tmp_path):
@@ -144,7 +146,7 @@ def test_the_example_questions_the_panel_offers_are_answered_right(agent, tmp_pa
             assert not results and evs[-1]["stop_reason"] == "final", example
             continue
         assert results and results[0]["output"].strip() == example["expect"], (example, results)
-        assert example["expect"] in evs[-1]["final"], (example, evs[-1]["final"])
+        assert states(evs[-1]["final"], example["expect"]), (example, evs[-1]["final"])
 
 
 def test_the_recommended_settings_are_those_it_was_measured_at(agent):

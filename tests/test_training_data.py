@@ -15,6 +15,7 @@ from agentloop.harnesses.simple_harness import REPEATED_CALL, SYSTEM_WITH_TOOLS
 from agentloop.tools import TOOLS
 from agentloop.training.conversations import CHAT_KINDS, MAKERS, TOOL_KINDS, conversation, task
 from agentloop.training.data import rows, shared_prefix
+from agentloop.training.evaluate import states
 from agentloop.training.held_out_phrasings import HELD_OUT, held_out_question, reader_tasks
 from agentloop.training.phrasing import FRAMES
 
@@ -32,7 +33,27 @@ def test_the_code_prints_the_tasks_output_and_the_answer_states_it(kind):
     for _ in range(40):
         t = task(rng, kind)
         assert printed(t.code) == t.output, t
-        assert t.output in t.answer
+        assert states(t.answer, t.output), t
+
+
+@pytest.mark.parametrize(
+    "answer, output, stated",
+    [
+        ("The result is 440040051.", "440040051", True),
+        ("The result is 440040051].", "440040051", False),  # chapter 9's sampled run
+        ("It is 13.", "3", False),
+        ("That is 3.5 miles.", "5", False),
+        ("That is 3.5 miles.", "3.5", True),
+        ("It is -5.", "5", False),
+        ("Sorted: [2, 4, 7, 9].", "[2, 4, 7, 9]", True),
+        ("Sorted: [2, 4, 7, 9, 9].", "[2, 4, 7, 9]", False),
+        ('"bubble" has 3 b.', "3", True),
+        ("There are 12.0 of them.", "12.0", True),
+        ("There are 12.05 of them.", "12.0", False),
+    ],
+)
+def test_an_answer_states_the_output_whole(answer, output, stated):
+    assert states(answer, output) is stated
 
 
 def test_file_lines_counts_the_file_it_comes_with():

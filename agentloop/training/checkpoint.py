@@ -50,10 +50,12 @@ COMPOSED = """
   The phases marked "composed" also ask division, powers, squares, cubes and a word's length, word each
   question from parts (`agentloop/training/phrasing.py`: openers, frames, cores, ways of typing), render it
   with the family's faithful chat template, and train each step's prompt as the loop sends it (a row per
-  step where the template's history is not the model's own text). The last two phases' questions also come in
-  word-first and verb-first frames ("bubble: how many b's?", "multiply 17 by 23"), greetings are composed,
-  and the numbers have one to five digits; in the last, greetings also carry the counting kinds' cues
-  ("how's", "it's", thanks of many shapes) in sentences that ask for nothing to count."""
+  step where the template's history is not the model's own text). In the phases marked "word- and
+  verb-first", questions also come in word-first and verb-first frames ("bubble: how many b's?", "multiply 17
+  by 23"), greetings are composed, and the numbers have one to five digits; in those marked "chat with the
+  counting cues", greetings also carry the counting kinds' cues ("how's", "it's", thanks of many shapes) in
+  sentences that ask for nothing to count; in those marked "sorts without an order word", half the ascending
+  sorts name no order ("Put 7, 2, 9 in order.") and sorting has more frames."""
 
 
 def is_composed(p: dict) -> bool:

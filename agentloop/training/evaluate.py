@@ -8,7 +8,7 @@ question runs through SimpleHarness with the real sandbox, greedy, every call ap
 question would. Then, from the events alone:
 - well-formed: the first step's output parsed into a run_python call by the family's own parser;
 - code correct: what that code printed in the sandbox is the right result for the question;
-- answer correct: the final answer states the result the tool really returned;
+- answer correct: the final answer states the result the tool really returned, whole (`states`);
 - no tool: a greeting or a definition is answered without a tool call;
 - well-formed at T = 1.0: the first step again, sampled with temperature 1 and the family's top-k / top-p;
 - with MTP (a model with a drafter beside it: agent-gemma4-assistant), each question again, greedy, drafted:
@@ -19,6 +19,7 @@ question would. Then, from the events alone:
 from __future__ import annotations
 
 import random
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +95,13 @@ def run_once(llm, t: Task, settings: RunSettings) -> list[dict]:
     return got
 
 
+def states(answer: str, output: str) -> bool:
+    """Whether `answer` states `output` as the tool printed it: the whole of it, not a part of a longer number,
+    word or list. "The result is 440040051]." does not state 440040051, nor "It is 13." state 3, nor "3.5" 5."""
+    edge_before, edge_after = r"(?<![\w.\[(\-])", r"(?![\w\])]|\.\d)"
+    return re.search(edge_before + re.escape(output) + edge_after, answer) is not None
+
+
 def first(evs: list[dict], kind: str) -> dict | None:
     return next((e for e in evs if e["type"] == kind), None)
 
@@ -131,7 +139,7 @@ def evaluate(
         if result is not None and not result["is_error"]:
             tally.count(
                 "answer_correct",
-                result["output"].strip() in end["final"],
+                states(end["final"], result["output"].strip()),
                 f"{t.question!r}: tool said {result['output']!r}, answer {end['final']!r}",
             )
         if sampled_too:

@@ -237,6 +237,11 @@ FRAMES = {
         "Sort{order}: {list}",
         "{list} in order{order}?",
         "Order {list}{order}, please.",
+        "I need {list} sorted{order}.",
+        "Could you put {list} in order{order}?",
+        "Line up {list}{order}.",
+        "What does {list} look like in order{order}?",
+        "{list} - sort them{order}.",
     ),
     "dates": (
         "How many days are there between {first} and {second}?",
@@ -394,7 +399,8 @@ SAID_WHOLE = (
 # How a value may be written inside a frame.
 WORD_FORMS = ("{w}", '"{w}"', "the word {w}", 'the word "{w}"')
 FILE_FORMS = ("/data/{name}", "{name}", "the file {name}", "the file /data/{name}")
-ASCENDING = ("",) * 4 + (
+# Half the ascending questions name no order: a list asked "in order" with no direction is sorted smallest first.
+ASCENDING = ("",) * 8 + (
     " from smallest to largest",
     " in ascending order",
     " smallest first",
