@@ -40,7 +40,12 @@ def test_the_code_prints_the_tasks_output_and_the_answer_states_it(kind):
     "answer, output, stated",
     [
         ("The result is 440040051.", "440040051", True),
-        ("The result is 440040051].", "440040051", False),  # chapter 9's sampled run
+        ("The result is 440040051].", "440040051", False),  # chapter 9's sampled run with seed 5
+        (
+            "28213 * 9127 = 44004005.",
+            "440040051",
+            False,
+        ),  # and with seed 17, as the chapter shows it
         ("It is 13.", "3", False),
         ("That is 3.5 miles.", "5", False),
         ("That is 3.5 miles.", "3.5", True),
