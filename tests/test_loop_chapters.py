@@ -494,17 +494,23 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
     assert evs[-1]["final"] in text
 
 
-@pytest.mark.parametrize("name", ["ch12-thinking-gemma", "ch12-thinking-qwen"])
-def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name):
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("ch12-thinking-gemma", "This needs 4821 * 9127; I will run Python."),  # a digit dropped
+        ("ch12-thinking-qwen", "This needs 48213 * 9127; I will run Python."),
+    ],
+)
+def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name, said):
     evs = recording(name)
     assert not specs()[name].get("forced") and not any(t.get("forced") for t in only(evs, "token"))
     thought = "".join(
         t["text"] for t in only(evs, "token") if t["step"] == 1 and t["channel"] == "thought"
     )
-    assert "This needs 48213 * 9127; I will run Python." in thought
-    assert "This needs 48213 * 9127; I will run Python." in chapter("12").read_text(
-        encoding="utf-8"
-    )
+    assert said in thought
+    assert said in " ".join(chapter("12").read_text(encoding="utf-8").split())
+    # the call is the question's product whatever the thought said (the chapter says so for Gemma 4)
+    assert only(evs, "tool_call")[0]["args"]["code"] == "print(48213 * 9127)"
 
 
 def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
@@ -540,7 +546,12 @@ def test_ch03_and_ch10_quote_the_model_cards():
         f"It answers {no_tool:.2f} of the held-out greetings and definitions without a tool",
     ):
         assert claim in text, claim
-    mtp = measured("agent-gemma4")["training templates"]
+    gemma = measured("agent-gemma4")
+    code = [gemma[s]["code_correct"][0] for s in ("training templates", "held-out phrasings")]
+    target = "short of the 0.90 target" if code[0] < 0.9 else "reaching the 0.90 target"
+    claim = f"writes the right code for {code[0]:.2f} of the first set's tool questions, {target}, and {code[1]:.2f} of the held-out set's"
+    assert claim in text, claim
+    mtp = gemma["training templates"]
     value, tokens, passes = mtp["mtp_tokens_per_forward"]
     _, same, runs = mtp["mtp_same_tokens"]
     text = " ".join(chapter("10").read_text(encoding="utf-8").split())
