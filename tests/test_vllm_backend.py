@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -355,25 +356,58 @@ class TestGemmaWithoutScaleOut:
     def test_the_server_killed_mid_run_is_a_clear_error_and_the_demo_server_serves_on(
         self, demo, server, llm
     ):
+        # Killed while it decodes, a toy's 40-token answer could already be sent whole (CI saw it once): the kill
+        # must land while an answer is owed. So step 1 runs to its tool call; while the run waits for permission,
+        # vLLM's engine processes are frozen; step 2's request is then answered with headers and no tokens, and
+        # the server is killed with the stream open.
         run_id = demo.client.start_run(
-            # Greedy: the toy's answer is the same every time, and longer than the three tokens before the kill
-            # (sampled, it now and then ended first, and nothing was left to kill).
-            "Tell me a long story.",
-            {"temperature": 0.0, "max_new_tokens": 400, "max_steps": 1},
+            "What is 17 * 23?", {"temperature": 0.0, "max_steps": 2, "auto_approve": False}
         )
         seen = []
         for e in demo.client.run_events(run_id):
             seen.append(e)
-            if e["type"] == "token" and e["index"] == 2:
-                server.stop()  # the whole process group: API server and engine
+            if e["type"] == "permission":
+                for pid in engine_processes(server.process.pid):
+                    os.kill(pid, signal.SIGSTOP)
+                demo.client.post(
+                    f"/api/runs/{run_id}/decision", {"call_id": e["call_id"], "approve": True}
+                )
+            if e["type"] == "context" and e["step"] == 2:
+                time.sleep(
+                    1.0
+                )  # step 2's request on its way (killed before it, the run fails all the same)
+                os.killpg(server.process.pid, signal.SIGKILL)
+                server.process.wait()
         errors = [e for e in seen if e["type"] == "error"]
-        assert errors and seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "error"
+        assert [e["step"] for e in seen if e["type"] == "token"][:1] == [1]  # step 1 was decoded
+        assert errors and errors[0]["step"] == 2
+        assert seen[-1]["type"] == "run_end" and seen[-1]["stop_reason"] == "error"
         assert "vLLM" in errors[0]["message"]["en"] and "vLLM" in errors[0]["message"]["zh"]
         assert demo.client.status()["ok"]
         rendered = demo.client.post(
             "/api/render", {"messages": [{"role": "user", "content": "Hi"}]}
         )
         assert rendered.status_code == 200
+
+
+def engine_processes(group: int) -> list[int]:
+    """vLLM's engine processes (VLLM::EngineCore and its workers) in the server's process group, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:  # ended meanwhile
+            continue
+        name, fields = (
+            stat[stat.index("(") + 1 : stat.rindex(")")],
+            stat[stat.rindex(")") + 2 :].split(),
+        )
+        if int(fields[2]) == group and name.startswith("VLLM::"):  # fields: state, ppid, pgrp
+            found.append(int(entry))
+    assert found, f"no VLLM:: process in group {group}"
+    return found
 
 
 def running_requests(url: str, wait_s: float = 5.0) -> float:
