@@ -14,10 +14,11 @@ import pytest
 from agentloop.harnesses.simple_harness import REPEATED_CALL, SYSTEM_WITH_TOOLS
 from agentloop.tools import TOOLS
 from agentloop.training.conversations import CHAT_KINDS, MAKERS, TOOL_KINDS, conversation, task
-from agentloop.training.data import rows, shared_prefix
+from agentloop.training.data import batch, cut, fresh_rows, padded, rows, shared_prefix
 from agentloop.training.evaluate import states
 from agentloop.training.held_out_phrasings import HELD_OUT, held_out_question, reader_tasks
-from agentloop.training.phrasing import FRAMES
+from agentloop.training.phrasing import FRAMES, plain_question, training_question
+from agentloop.training.train import backward
 
 
 def printed(code: str) -> str:
@@ -167,12 +168,15 @@ def held_out_pattern(template: str) -> re.Pattern:
 
 def test_training_never_asks_a_held_out_question():
     """No question training composes is one of the held-out phrasings: 4,000 training questions per kind
-    (every frame many times over, with every opener and closer), matched against every held-out template."""
+    (every frame many times over, with every opener and closer; a quarter in the plain wording), matched
+    against every held-out template."""
     patterns = [held_out_pattern(t) for templates in HELD_OUT.values() for t in templates]
     rng = random.Random(0)
     for kind in TOOL_KINDS + CHAT_KINDS:
-        for _ in range(4000):
-            question = task(rng, kind).question
+        for n in range(4000):
+            question = task(
+                rng, kind, ask=plain_question if n % 4 == 0 else training_question
+            ).question
             hit = next((p.pattern for p in patterns if p.fullmatch(question)), None)
             assert hit is None, (question, hit)
 
@@ -187,3 +191,70 @@ def test_training_phrasings_vary():
     rng = random.Random(1)
     questions = {task(rng, "arithmetic").question for _ in range(2000)}
     assert len(questions) > 1900
+
+
+def test_the_plain_wording_is_each_tables_first_form():
+    """A first phase's questions: the values always in the same place, nothing around them."""
+    rng = random.Random(2)
+    assert plain_question(rng, "arithmetic", op="*", a=17, b=23) == "What is 17 * 23?"
+    assert plain_question(rng, "letters", letter="r", word="strawberry") == (
+        "How many r's are in strawberry?"
+    )
+    assert plain_question(rng, "units", n=5, unit="km", target="miles") == "Convert 5 km to miles."
+    for kind in TOOL_KINDS:
+        if kind != "file_lines":
+            t = task(rng, kind, ask=plain_question)
+            assert printed(t.code) == t.output, t
+    sorts = {task(rng, "sorting", ask=plain_question).question.split(".")[0] for _ in range(200)}
+    assert all(re.fullmatch(r"Sort [-\d, and]+( from largest to smallest)?", q) for q in sorts), (
+        sorts
+    )
+
+
+def test_a_batch_in_parts_holds_its_rows_with_less_padding(tiny):
+    """In one part a batch is what it always was; in four, the same rows sorted by length, each part padded to
+    its own longest row, far less of it padding."""
+    b = tiny("gemma4")
+    prefix = shared_prefix(b, False)
+    (whole,) = batch(b, random.Random(3), 24, prefix, False, 0, 0.1)
+    assert all(
+        x.equal(y)
+        for x, y in zip(whole, padded(fresh_rows(b, random.Random(3), 24, prefix, False, 0.1), 0))
+    )
+    real = held = 0
+    for n in range(8):
+        rows = fresh_rows(b, random.Random(n), 24, prefix, False, 0.1)
+        pieces = cut(rows, 4, 0)
+        assert [len(ids) for ids, _ in pieces] == [6, 6, 6, 6]
+        kept = sorted(tuple(r[r != 0].tolist()) for ids, _ in pieces for r in ids)
+        assert kept == sorted(tuple(t for t in ids if t != 0) for ids, _ in rows)
+        real += sum(int((ids != 0).sum()) for ids, _ in pieces)
+        held += sum(ids.numel() for ids, _ in pieces)
+    assert real / held > 0.75
+    assert real / held > 1.4 * real / sum(
+        padded(fresh_rows(b, random.Random(n), 24, prefix, False, 0.1), 0)[0].numel()
+        for n in range(8)
+    )
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+def test_a_step_in_parts_has_the_gradient_of_the_whole_batch(family, tiny):
+    """train.backward adds the parts' gradients, each part's loss summed over its own tokens and divided by the
+    whole batch's: the step it takes is the step of the batch in one tensor (Gated DeltaNet's states included)."""
+    b = tiny(family)
+    model = b.model.train()
+    prefix = shared_prefix(b, False)
+    prefix_ids = b.tokenizer(prefix, add_special_tokens=False, return_tensors="pt").input_ids
+    rows = fresh_rows(b, random.Random(5), 8, prefix, False, 0.1)
+    grads, losses = [], []
+    for parts in (1, 4):
+        model.zero_grad(set_to_none=True)
+        losses.append(backward(model, prefix_ids, cut(rows, parts, b.tokenizer.pad_token_id or 0)))
+        grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
+    model.eval()
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+    assert len(grads[0]) == len(grads[1]) > 0
+    # Equal up to float32's rounding: within 0.1 % of each tensor's largest value.
+    for whole, in_parts in zip(*grads):
+        assert (whole - in_parts).abs().max() <= 1e-3 * whole.abs().max()
+    model.zero_grad(set_to_none=True)

@@ -56,6 +56,11 @@ COMPOSED = """
   counting cues", greetings also carry the counting kinds' cues ("how's", "it's", thanks of many shapes) in
   sentences that ask for nothing to count; in those marked "sorts without an order word", half the ascending
   sorts name no order ("Put 7, 2, 9 in order.") and sorting has more frames."""
+PLAIN = """ Questions in the plain wording take every table's first form
+  with nothing around it ("What is 17 * 23?"), so the values always stand in the same place."""
+IN_PARTS = """ A step computed in parts sorts its rows by length and computes
+  them in that many pieces, each padded only to its own longest row, their gradients added: the same step,
+  with less padding computed."""
 
 
 def is_composed(p: dict) -> bool:
@@ -69,6 +74,10 @@ def phase_text(p: dict) -> str:
     text = f"{p['steps']} steps of {p['batch_size']} {rows} at learning rate {p['lr']}, seed {p['seed']}"
     if p.get("repeat_share"):
         text += f", {p['repeat_share']:.0%} of tool questions asking to check twice"
+    if p.get("plain_share"):
+        text += f", {p['plain_share']:.0%} of questions in the plain wording"
+    if p.get("parts"):
+        text += f", each step computed in {p['parts']} parts"
     return text + (f", {p['phrasing']}" if composed else "")
 
 
@@ -76,6 +85,8 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
     composed = any(is_composed(p) for p in recipe["phases"])
+    plain = any(p.get("plain_share") for p in recipe["phases"])
+    in_parts = any(p.get("parts") for p in recipe["phases"])
     continued = (
         "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
         " from the weights committed before it"
@@ -101,7 +112,7 @@ sense outside that loop.
   of one to five digits, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
   tool; in the later phases, some questions that ask to check twice, where the model repeats its call and the loop
-  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}
+  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}{PLAIN if plain else ""}{IN_PARTS if in_parts else ""}
 - **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
   (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
 - **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long

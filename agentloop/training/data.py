@@ -17,6 +17,7 @@ from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.tools import TOOLS
 from agentloop.training.conversations import Task, conversation, task
+from agentloop.training.phrasing import plain_question, training_question
 
 TRAINED_TOOLS = ("run_python",)  # the tools SimpleHarness gives the model by default
 
@@ -64,12 +65,19 @@ def shared_prefix(backend: SimpleBackend, thinking: bool) -> str:
 
 
 def example(
-    backend, rng: random.Random, prefix: str, thinking: bool, repeat_share: float = 0.0
+    backend,
+    rng: random.Random,
+    prefix: str,
+    thinking: bool,
+    repeat_share: float = 0.0,
+    plain_share: float = 0.0,
 ) -> list[tuple[list[int], list[bool]]]:
     """One fresh conversation's rows after the shared prefix, each as token ids and whether each is the
-    model's own."""
+    model's own; that share of questions in the plain wording. A share of 0 draws nothing more from `rng`."""
+    plain = plain_share and rng.random() < plain_share
+    ask = plain_question if plain else training_question
     out = []
-    for row in rows(backend, task(rng, repeat_share=repeat_share), thinking):
+    for row in rows(backend, task(rng, repeat_share=repeat_share, ask=ask), thinking):
         ids: list[int] = []
         mine: list[bool] = []
         for n, (text, own) in enumerate(row):
@@ -84,24 +92,50 @@ def example(
 
 
 def fresh_rows(
-    backend, rng, size: int, prefix: str, thinking: bool, repeat_share: float = 0.0
+    backend, rng, size: int, prefix: str, thinking: bool, *shares: float
 ) -> list[tuple[list[int], list[bool]]]:
-    """The first `size` rows of fresh conversations (a conversation may fill more than one)."""
+    """The first `size` rows of fresh conversations (a conversation may fill more than one); `shares` are
+    example's."""
     out: list[tuple[list[int], list[bool]]] = []
     while len(out) < size:
-        out += example(backend, rng, prefix, thinking, repeat_share)
+        out += example(backend, rng, prefix, thinking, *shares)
     return out[:size]
 
 
 def batch(
-    backend, rng, size: int, prefix: str, thinking: bool, pad_id: int, repeat_share: float = 0.0
+    backend,
+    rng,
+    size: int,
+    prefix: str,
+    thinking: bool,
+    pad_id: int,
+    *shares: float,
+    parts: int = 1,
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """`size` rows of fresh conversations in `parts` tensors (`cut`); `shares` are example's (repeat_share,
+    plain_share)."""
+    return cut(fresh_rows(backend, rng, size, prefix, thinking, *shares), parts, pad_id)
+
+
+def cut(
+    examples: list[tuple[list[int], list[bool]]], parts: int, pad_id: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """A batch's rows sorted by length and cut into `parts` tensors, each padded only to its own longest row:
+    padded to the longest of a random draw, half of a batch is padding, which the model computes all the
+    same. The step still trains on the whole batch (train.backward adds the parts' gradients)."""
+    if parts > 1:
+        examples = sorted(examples, key=lambda e: len(e[0]))
+    step = -(-len(examples) // parts)
+    return [padded(examples[i : i + step], pad_id) for i in range(0, len(examples), step)]
+
+
+def padded(
+    examples: list[tuple[list[int], list[bool]]], pad_id: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """`size` rows of fresh conversations right-padded into one tensor, with labels -100 wherever the model is
-    not trained."""
-    examples = fresh_rows(backend, rng, size, prefix, thinking, repeat_share)
+    """Rows right-padded to the longest of them, and their labels: -100 wherever the model is not trained."""
     width = max(len(ids) for ids, _ in examples)
-    input_ids = torch.full((size, width), pad_id)
-    labels = torch.full((size, width), -100)
+    input_ids = torch.full((len(examples), width), pad_id)
+    labels = torch.full((len(examples), width), -100)
     for row, (ids, mine) in enumerate(examples):
         input_ids[row, : len(ids)] = torch.tensor(ids)
         labels[row, : len(ids)] = torch.tensor([t if own else -100 for t, own in zip(ids, mine)])

@@ -475,30 +475,39 @@ def greeting(rng: random.Random) -> str:
     return rng.choice(SALUTATIONS) + rng.choice(GREETING_TAILS)
 
 
-def training_question(rng: random.Random, kind: str, **values) -> str:
+def training_question(rng: random.Random, kind: str, plain: bool = False, **values) -> str:
     """A question of `kind` as training asks it: a frame drawn for the kind, its values in one of their forms,
     wrapped and typed; a greeting is `greeting`'s, typed. `values` are those the kind's frames name
-    (arithmetic's core `x`, or its request `v`, is filled from `op`)."""
+    (arithmetic's core `x`, or its request `v`, is filled from `op`). `plain`: every table's first form and
+    nothing around it ("What is 17 * 23?"), so the values always stand in the same place: for a first phase
+    from random weights, which then has only copying to learn, not finding."""
     if kind == "greeting":
-        return typed(rng, greeting(rng))
+        return greeting(rng) if plain else typed(rng, greeting(rng))
+    pick = (lambda forms: forms[0]) if plain else rng.choice
     if kind == "arithmetic":
         op = values.pop("op")
         if (
-            rng.random() < 0.3
+            not plain and rng.random() < 0.3
         ):  # asked as something to do: "multiply 17 by 23", in frames of its own
             kind, values["v"] = (
                 "arithmetic_request",
                 rng.choice(ARITHMETIC_REQUESTS[op]).format(**values),
             )
         else:
-            values["x"] = rng.choice(ARITHMETIC_CORES[op]).format(**values)
+            values["x"] = pick(ARITHMETIC_CORES[op]).format(**values)
     if "word" in values:
-        values["word"] = rng.choice(WORD_FORMS).format(w=values["word"])
+        values["word"] = pick(WORD_FORMS).format(w=values["word"])
     if "name" in values:
-        values["file"] = rng.choice(FILE_FORMS).format(name=values["name"])
+        values["file"] = pick(FILE_FORMS).format(name=values["name"])
     if "descending" in values:
-        values["order"] = rng.choice(DESCENDING if values["descending"] else ASCENDING)
+        values["order"] = pick(DESCENDING if values["descending"] else ASCENDING)
     for key in ("unit", "target"):
         if key in values:
-            values[key] = rng.choice(UNIT_NAMES[values[key]])
-    return typed(rng, wrap(rng, rng.choice(FRAMES[kind]).format(**values)))
+            values[key] = pick(UNIT_NAMES[values[key]])
+    question = pick(FRAMES[kind]).format(**values)
+    return question if plain else typed(rng, wrap(rng, question))
+
+
+def plain_question(rng: random.Random, kind: str, **values) -> str:
+    """`training_question` in its one fixed wording."""
+    return training_question(rng, kind, plain=True, **values)

@@ -3,12 +3,15 @@
 Plain PyTorch: a fresh batch of synthetic conversations every step (data.py: rendered and tokenized as the
 loop reads them), the shared system turn computed once (prefix_cache), and a loss on the model's own tokens
 only; the checkpoint and its card are checkpoint.py's. Conversations are right-padded, not packed: Gated DeltaNet's PyTorch fallback refuses packed
-sequences. Reproducible from the seed: the data, the initial weights and the order are all seeded, and the
+sequences; `parts` > 1 computes each step's rows in that many pieces of like lengths (data.cut, backward), since
+half of a batch padded whole is padding. `plain_share` asks that share of questions in the plain wording
+(phrasing.training_question). Reproducible from the seed: the data, the initial weights and the order are all seeded, and the
 number of steps is fixed rather than timed.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 import shutil
@@ -24,31 +27,31 @@ from agentloop.training.checkpoint import save
 from agentloop.training.data import batch, shared_prefix
 
 
-def prefix_cache(model, prefix_ids: torch.Tensor, size: int):
-    """The model's cache after the shared prefix, computed once (no gradient) and copied for every row. Every
-    conversation starts with the same system prompt, most of its tokens; this way training pays for it once."""
+def prefix_cache(model, prefix_ids: torch.Tensor):
+    """The model's cache after the shared prefix, computed once a step, without gradients. Every conversation
+    starts with the same system prompt, most of its tokens; this way training pays for it once."""
     fresh_positions(model)
     with torch.no_grad():
-        cache = model(input_ids=prefix_ids, use_cache=True).past_key_values
-    for layer in (
-        cache.layers
-    ):  # Gated DeltaNet's states sit in dicts, attention's keys and values in tensors
+        return model(input_ids=prefix_ids, use_cache=True).past_key_values
+
+
+def rows_cache(prefix, size: int):
+    """The prefix's cache repeated for `size` rows, on a copy: the rows' forward pass writes into the cache it is
+    given (attention appends keys and values, Gated DeltaNet replaces its states), so each piece of a step needs
+    a fresh copy of the one prefix cache."""
+    cache = copy.deepcopy(prefix)
+
+    def rows(value):  # a tensor of one row repeated for every row; anything else as it is
+        one_row = isinstance(value, torch.Tensor) and value.dim() and value.shape[0] == 1
+        return value.repeat_interleave(size, 0) if one_row else value
+
+    # Attention's keys and values sit in tensors, Gated DeltaNet's states in dicts.
+    for layer in cache.layers:
         for name, value in vars(layer).items():
-            if isinstance(value, torch.Tensor) and value.dim() and value.shape[0] == 1:
-                setattr(layer, name, value.detach().repeat_interleave(size, 0).clone())
-            elif isinstance(value, dict) and any(
-                isinstance(v, torch.Tensor) for v in value.values()
-            ):
-                setattr(
-                    layer,
-                    name,
-                    {
-                        k: v.detach().repeat_interleave(size, 0).clone()
-                        if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == 1
-                        else v
-                        for k, v in value.items()
-                    },
-                )
+            if isinstance(value, dict):
+                setattr(layer, name, {k: rows(v) for k, v in value.items()})
+            else:
+                setattr(layer, name, rows(value))
         if hasattr(layer, "recurrent_states"):
             # The cache overwrites Gated DeltaNet's states in place, but backpropagation still needs the old ones:
             # for training, new states replace them instead.
@@ -65,6 +68,32 @@ def _replacer(states: dict):
     return update_recurrent_state
 
 
+def backward(
+    model, prefix_ids: torch.Tensor, pieces: list[tuple[torch.Tensor, torch.Tensor]]
+) -> float:
+    """The batch's loss, the mean over the model's own tokens in all its pieces, and its gradient, added piece by
+    piece: the gradient of the whole batch in one tensor, without the padding that tensor would hold."""
+    own = sum(int((labels[:, 1:] != -100).sum()) for _, labels in pieces)
+    prefix = prefix_cache(model, prefix_ids)
+    total = 0.0
+    for input_ids, labels in pieces:
+        cache = rows_cache(prefix, len(input_ids))
+        # Right padding: no position attends to a pad, so no attention mask is needed.
+        logits = model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[:, :-1]
+        loss = (
+            torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]).float(),
+                labels[:, 1:].reshape(-1),
+                ignore_index=-100,
+                reduction="sum",
+            )
+            / own
+        )
+        loss.backward()
+        total += loss.item()
+    return total
+
+
 # How this code words the questions, as the phase's record says (model_card describes each).
 PHRASING = (
     "composed, word- and verb-first, chat with the counting cues, sorts without an order word"
@@ -79,6 +108,8 @@ def train(
     lr: float = 2e-3,
     seed: int = 0,
     repeat_share: float = 0.0,
+    plain_share: float = 0.0,
+    parts: int = 1,
     threads: int | None = None,
     log=print,
 ) -> Path:
@@ -101,32 +132,26 @@ def train(
     start = time.perf_counter()
     seen_tokens = 0
     prefixes = {thinking: shared_prefix(backend, thinking) for thinking in (False, True)}
+    prefix_ids = {
+        thinking: backend.tokenizer(text, add_special_tokens=False, return_tensors="pt").input_ids
+        for thinking, text in prefixes.items()
+    }
     for step in range(1, steps + 1):
         thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
-        prefix_ids = backend.tokenizer(
-            prefixes[thinking], add_special_tokens=False, return_tensors="pt"
-        ).input_ids
-        input_ids, labels = batch(
-            backend, rng, batch_size, prefixes[thinking], thinking, pad_id, repeat_share
-        )
-        cache = prefix_cache(model, prefix_ids, batch_size)
-        # Right padding: no position attends to a pad, so no attention mask is needed.
-        logits = model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[:, :-1]
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(),
-            labels[:, 1:].reshape(-1),
-            ignore_index=-100,
-        )
+        pieces = batch(
+            backend, rng, batch_size, prefixes[thinking], thinking, pad_id,
+            repeat_share, plain_share, parts=parts,
+        )  # fmt: skip
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = backward(model, prefix_ids[thinking], pieces)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
-        seen_tokens += int((input_ids != pad_id).sum())
+        seen_tokens += sum(int((ids != pad_id).sum()) for ids, _ in pieces)
         if step % 10 == 0 or step == 1:
             elapsed = time.perf_counter() - start
             log(
-                f"step {step}/{steps}  loss {loss.item():.4f}  {seen_tokens / elapsed:.0f} tok/s  {elapsed / 60:.1f} min"
+                f"step {step}/{steps}  loss {loss:.4f}  {seen_tokens / elapsed:.0f} tok/s  {elapsed / 60:.1f} min"
             )
     model.eval()
     return save(
@@ -138,6 +163,8 @@ def train(
             "lr": lr,
             "seed": seed,
             **({"repeat_share": repeat_share} if repeat_share else {}),
+            **({"plain_share": plain_share} if plain_share else {}),
+            **({"parts": parts} if parts > 1 else {}),
             "phrasing": PHRASING,
             "threads": torch.get_num_threads(),
             "minutes": round((time.perf_counter() - start) / 60, 1),
