@@ -2,11 +2,12 @@
 
 Plain PyTorch: a fresh batch of synthetic conversations every step (data.py: rendered and tokenized as the
 loop reads them), the shared system turn computed once (prefix_cache), and a loss on the model's own tokens
-only, whose logits are the only ones computed (backward); the checkpoint and its card are checkpoint.py's. Conversations are right-padded, not packed: Gated DeltaNet's PyTorch fallback refuses packed
-sequences; `parts` > 1 computes each step's rows in that many pieces of like lengths (data.cut, backward), since
-half of a batch padded whole is padding. `plain_share` asks that share of questions in the plain wording
-(phrasing.training_question). Reproducible from the seed: the data, the initial weights and the order are all seeded, and the
-number of steps is fixed rather than timed.
+only, whose logits are the only ones computed (backward); the checkpoint and its card are checkpoint.py's.
+Conversations are right-padded, not packed: Gated DeltaNet's PyTorch fallback refuses packed sequences; `parts`
+> 1 computes each step's rows in that many pieces of like lengths (data.cut, backward), since half of a batch
+padded whole is padding. `plain_share` asks that share of questions in the plain wording
+(phrasing.training_question). Reproducible from the seed: the data, the initial weights and the order are all
+seeded, and the number of steps is fixed rather than timed.
 """
 
 from __future__ import annotations
@@ -78,8 +79,9 @@ def backward(
     total = 0.0
     for input_ids, labels in pieces:
         cache = rows_cache(prefix, len(input_ids))
-        # Logits only where the next token is the model's own: a quarter of the positions. The rest would be
-        # projected onto the whole vocabulary (and Gemma's soft cap) for a loss that ignores them.
+        # Logits only where the next token is the model's own: a quarter (Gemma) to under half (Qwen) of the
+        # positions (bench/train_logits.py). The rest would be projected onto the whole vocabulary (and Gemma's
+        # soft cap) for a loss that ignores them.
         targets = labels[:, 1:] != -100
         keep = torch.nn.functional.pad(targets, (0, 1))  # position t predicts token t + 1
         # Right padding: no position attends to a pad, so no attention mask is needed.
