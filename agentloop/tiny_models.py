@@ -519,6 +519,8 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
         hidden_size=128,
         intermediate_size=256,
         num_kv_shared_layers=4,
+        # It attends to the target's keys and values, so it expects as many sets of them as the target writes.
+        num_key_value_heads=target_text["num_key_value_heads"],
         layer_types=["sliding_attention"] * 3 + ["full_attention"],
         hidden_size_per_layer_input=0,
         vocab_size_per_layer_input=0,

@@ -45,6 +45,8 @@ def test_architectures_are_the_real_ones():
     )
     assert assistant["architectures"] == ["Gemma4AssistantForCausalLM"]
     assert assistant["backbone_hidden_size"] == text["hidden_size"]
+    # The drafter reads the target's keys and values, so it must expect as many sets as the target writes.
+    assert assistant["text_config"]["num_key_value_heads"] == text["num_key_value_heads"]
 
 
 def test_stop_tokens_and_sampling_reach_the_backend(backend):
