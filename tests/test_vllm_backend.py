@@ -136,19 +136,22 @@ def assert_same_greedy(
 
 class TestQwenWithScaleOut:
     @pytest.fixture(scope="class")
-    def demo(self, tmp_path_factory):
+    @classmethod
+    def demo(cls, tmp_path_factory):
         with Demo(tmp_path_factory) as demo:
             yield demo
 
     @pytest.fixture(scope="class")
-    def server(self, demo):
+    @classmethod
+    def server(cls, demo):
         """The vLLM server the demo server starts when a reader switches to vLLM."""
         status = demo.load("agent-qwen3_5", "vllm")
         assert status["where"] == demo.current.backends.server.url and status["family"] == "qwen3_5"
         return demo.current.backends.server
 
     @pytest.fixture(scope="class")
-    def llm(self, demo, server):
+    @classmethod
+    def llm(cls, demo, server):
         return demo.current.backend
 
     def test_load_reads_the_files_here_and_the_limit_there(self, llm):
@@ -291,7 +294,8 @@ class TestQwenWithScaleOut:
 
 class TestGemmaWithoutScaleOut:
     @pytest.fixture(scope="class")
-    def server(self, tmp_path_factory):
+    @classmethod
+    def server(cls, tmp_path_factory):
         log = tmp_path_factory.mktemp("vllm") / "agent-gemma4.log"
         server = LocalServer(str(MODELS_DIR / "agent-gemma4"), free_port(), log, scale_out=False)
         try:
@@ -303,12 +307,14 @@ class TestGemmaWithoutScaleOut:
         server.stop()
 
     @pytest.fixture(scope="class")
-    def demo(self, tmp_path_factory, server):
+    @classmethod
+    def demo(cls, tmp_path_factory, server):
         with Demo(tmp_path_factory, vllm_url=server.url) as demo:
             yield demo
 
     @pytest.fixture(scope="class")
-    def llm(self, demo):
+    @classmethod
+    def llm(cls, demo):
         status = demo.load("agent-gemma4", "vllm")  # by the name the server serves it under
         assert status["backend"] == "vllm" and status["family"] == "gemma4"
         return demo.current.backend
