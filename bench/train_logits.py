@@ -1,6 +1,6 @@
 """Training steps that compute logits only at the model's own tokens (train.backward) against at every position.
 
-The loss counts only the tokens the model writes, about a quarter of a row; the rest (system turn, question,
+The loss counts only the tokens the model writes, a quarter (Gemma) to under half (Qwen) of a row; the rest (system turn, question,
 tool output) is context. Projecting those positions onto the whole vocabulary, and through Gemma's soft cap,
 computes numbers the loss then ignores. train.backward passes the model a mask (`logits_to_keep`) so that only
 the own positions reach the output layer. Prints, for each tiny checkpoint (random weights, as a recipe's first
