@@ -1,12 +1,12 @@
 """Training steps that compute logits only at the model's own tokens (train.backward) against at every position.
 
-The loss counts only the tokens the model writes, a quarter (Gemma) to under half (Qwen) of a row; the rest (system turn, question,
-tool output) is context. Projecting those positions onto the whole vocabulary, and through Gemma's soft cap,
-computes numbers the loss then ignores. train.backward passes the model a mask (`logits_to_keep`) so that only
-the own positions reach the output layer. Prints, for each tiny checkpoint (random weights, as a recipe's first
-phase starts), that share of positions, the largest difference in loss and gradient between the two ways (float
-rounding only), and the steps a minute each runs (forward, backward and optimizer, 24 rows in 4 parts, two
-threads), the ratio own positions ÷ every position, measured in this one run, interleaved.
+The loss counts only the tokens the model writes, a quarter (Gemma) to under half (Qwen) of a row; the rest
+(system turn, question, tool output) is context. Projecting those positions onto the whole vocabulary, and through
+Gemma's soft cap, computes numbers the loss then ignores. train.backward passes the model a mask
+(`logits_to_keep`) so that only the own positions reach the output layer. Prints, for each tiny checkpoint (random
+weights, as a recipe's first phase starts), that share of positions, the largest difference in loss and gradient
+between the two ways (float rounding only), and the steps a minute each runs (forward, backward and optimizer, 24
+rows in 4 parts, two threads), the ratio own positions ÷ every position, measured in this one run, interleaved.
 """
 
 from __future__ import annotations
