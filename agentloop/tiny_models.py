@@ -364,7 +364,9 @@ def gemma4_text_config(vocab_size: int, **sizes) -> dict:
         "num_kv_shared_layers": 2,
         "sliding_window": 128,
         "num_attention_heads": 4,
-        "num_key_value_heads": 1,
+        # Two sets of keys and values, where Gemma 4 E2B has one: with one, every head of a layer reads the same
+        # values, and the tiny model copied lists, words and digits from the question worse (issue 17).
+        "num_key_value_heads": 2,
         "head_dim": 64,
         "global_head_dim": 64,
         # Per-layer embeddings: every layer looks up a small vector of its own for each token.

@@ -354,6 +354,13 @@ def test_ch10_kept_guesses_are_marked_and_the_counts_add_up():
         assert not tokens[0].get(
             "drafted"
         )  # the first token of a step is the prefill's, never a guess
+    # The first exercise counts step 1 as the recording does.
+    first = only(evs, "model_end")[0]
+    n, mtp = first["n_tokens"], first["mtp"]
+    text = " ".join(chapter("10").read_text(encoding="utf-8").split())
+    assert f"step 1 writes {n} tokens in {mtp['forwards']} forward passes" in text
+    assert f"{mtp['accepted']} of the {mtp['drafted']} guesses" in text
+    assert f"{n} = {mtp['forwards']} + {mtp['accepted']}" in text
 
 
 @pytest.mark.parametrize("name", ["ch06-gemma", "ch06-qwen"])
@@ -497,7 +504,7 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
 @pytest.mark.parametrize(
     "name, said",
     [
-        ("ch12-thinking-gemma", "This needs 4821 * 9127; I will run Python."),  # a digit dropped
+        ("ch12-thinking-gemma", "This needs 48213 * 9127; I will run Python."),
         ("ch12-thinking-qwen", "This needs 48213 * 9127; I will run Python."),
     ],
 )
@@ -509,9 +516,26 @@ def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name, said):
     )
     assert said in thought
     assert said in " ".join(chapter("12").read_text(encoding="utf-8").split())
-    # the call is the question's product whatever the thought said (the chapter says so for Gemma 4)
+    # the call is the question's product whatever the thought says (the chapter says a slip goes no further)
     assert only(evs, "tool_call")[0]["args"]["code"] == "print(48213 * 9127)"
 
+
+
+def test_ch02_and_ch12_say_where_gemmas_answer_drops_digits():
+    # Both chapters replay agent-gemma4 answering the running question with thinking on; chapter 12 quotes the
+    # step-2 thought and the answer, chapter 2 says the answer drops digits exactly when it does.
+    evs = recording("ch12-thinking-gemma")
+    output = only(evs, "tool_result")[0]["output"].strip()
+    thought = "".join(
+        t["text"] for t in only(evs, "token") if t["step"] == 2 and t["channel"] == "thought"
+    ).removeprefix("thought\n")
+    final = evs[-1]["final"]
+    text = " ".join(chapter("12").read_text(encoding="utf-8").split())
+    assert f"Gemma 4 thinks `{thought}` and then answers `{final}`" in text
+    ch02 = recording("ch02-gemma4")[-1]["final"]
+    dropped = output not in ch02
+    text = " ".join(chapter("02").read_text(encoding="utf-8").split())
+    assert dropped == ("the answer drops digits the tool printed" in text)
 
 def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
     """A model card's "Measured" section (eval-tiny --card): per set, figure -> (value, hits, total)."""

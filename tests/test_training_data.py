@@ -237,6 +237,20 @@ def test_a_batch_in_parts_holds_its_rows_with_less_padding(tiny):
     )
 
 
+def test_a_sort_share_makes_that_share_sorts_and_none_draws_nothing_more(tiny):
+    """sort_share asks for sorts on top of those the usual mix draws; a share of 0 leaves the rows as they were."""
+    b = tiny("gemma4")
+    prefix = shared_prefix(b, False)
+
+    def sorts(rows):  # rows that hold a call to sorted(), written in them or earlier in the prompt
+        return sum("sorted(" in b.tokenizer.decode(ids) for ids, _ in rows)
+
+    usual = fresh_rows(b, random.Random(4), 200, prefix, False, 0.0, 0.0)
+    assert fresh_rows(b, random.Random(4), 200, prefix, False, 0.0, 0.0, 0.0) == usual
+    every = fresh_rows(b, random.Random(4), 200, prefix, False, 0.0, 0.0, 1.0)
+    assert sorts(every) == 200 > 4 * sorts(usual) > 0
+
+
 @pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
 def test_a_step_in_parts_has_the_gradient_of_the_whole_batch(family, tiny):
     """train.backward adds the parts' gradients, each part's loss summed over its own tokens and divided by the

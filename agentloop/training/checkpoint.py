@@ -76,6 +76,8 @@ def phase_text(p: dict) -> str:
         text += f", {p['repeat_share']:.0%} of tool questions asking to check twice"
     if p.get("plain_share"):
         text += f", {p['plain_share']:.0%} of questions in the plain wording"
+    if p.get("sort_share"):
+        text += f", {p['sort_share']:.0%} of questions sorts on top of the usual mix"
     if p.get("parts"):
         text += f", each step computed in {p['parts']} parts"
     return text + (f", {p['phrasing']}" if composed else "")
@@ -87,9 +89,13 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     composed = any(is_composed(p) for p in recipe["phases"])
     plain = any(p.get("plain_share") for p in recipe["phases"])
     in_parts = any(p.get("parts") for p in recipe["phases"])
+    from agentloop.training.train import CONTINUED  # train.py saves through this module
+
     continued = (
         "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
         " from the weights committed before it"
+        if composed and CONTINUED.get(backend.family.key)
+        else "has nothing to run for it: this checkpoint is the recipe run whole, in one go"
         if composed
         else "trains the composed phases on from these weights"
     )

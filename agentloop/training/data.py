@@ -71,13 +71,17 @@ def example(
     thinking: bool,
     repeat_share: float = 0.0,
     plain_share: float = 0.0,
+    sort_share: float = 0.0,
 ) -> list[tuple[list[int], list[bool]]]:
     """One fresh conversation's rows after the shared prefix, each as token ids and whether each is the
-    model's own; that share of questions in the plain wording. A share of 0 draws nothing more from `rng`."""
+    model's own; that share of questions in the plain wording, and that share sorts (on top of those WEIGHTS
+    draws: copying a list of up to eight numbers is the hardest copying a tiny model does). A share of 0 draws
+    nothing more from `rng`."""
     plain = plain_share and rng.random() < plain_share
     ask = plain_question if plain else training_question
+    kind = "sorting" if sort_share and rng.random() < sort_share else None
     out = []
-    for row in rows(backend, task(rng, repeat_share=repeat_share, ask=ask), thinking):
+    for row in rows(backend, task(rng, kind, repeat_share=repeat_share, ask=ask), thinking):
         ids: list[int] = []
         mine: list[bool] = []
         for n, (text, own) in enumerate(row):
@@ -113,7 +117,7 @@ def batch(
     parts: int = 1,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """`size` rows of fresh conversations in `parts` tensors (`cut`); `shares` are example's (repeat_share,
-    plain_share)."""
+    plain_share, sort_share)."""
     return cut(fresh_rows(backend, rng, size, prefix, thinking, *shares), parts, pad_id)
 
 
