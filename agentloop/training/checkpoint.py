@@ -91,14 +91,15 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     in_parts = any(p.get("parts") for p in recipe["phases"])
     from agentloop.training.train import CONTINUED  # train.py saves through this module
 
-    continued = (
-        "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
-        " from the weights committed before it"
-        if composed and CONTINUED.get(backend.family.key)
-        else "has nothing to run for it: this checkpoint is the recipe run whole, in one go"
-        if composed
-        else "trains the composed phases on from these weights"
-    )
+    if not composed:
+        continued = "trains the composed phases on from these weights"
+    elif CONTINUED.get(backend.family.key):
+        continued = (
+            "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
+            " from the weights committed before it"
+        )
+    else:
+        continued = "has nothing to run for it: this checkpoint is the recipe run whole, in one go"
     drafter = (
         f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
         if backend.family.drafter_suffix

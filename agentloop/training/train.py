@@ -180,7 +180,7 @@ def train(
 
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
-# its own (none of them the evaluation's). The first RECIPES phases taught the format; then came the faithful chat
+# its own (none of them the evaluation's). Qwen's first RECIPES phases taught the format; then came the faithful chat
 # templates (issue 19) and questions composed from parts (phrasing.py: issue 17), then word-first and verb-first
 # frames, composed greetings and numbers of one to five digits, then greetings with the counting kinds' cues
 # ("how's", "it's", thanks of many shapes), then ascending sorts that name no order half the time (ASCENDING) and
@@ -236,6 +236,8 @@ def train_recipe(
     CONTINUED phases alone."""
     out = models_dir / f"agent-{family}"
     phases = CONTINUED[family] if continued else RECIPES[family] + CONTINUED[family]
+    if not phases:  # agent-gemma4 is its recipe run whole: there is nothing to run on from it
+        raise ValueError(f"{family} has no phases to continue: train it whole, without --continue")
     with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
         base = models_dir / f"tiny-{family}"
         if continued:
