@@ -520,7 +520,6 @@ def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name, said):
     assert only(evs, "tool_call")[0]["args"]["code"] == "print(48213 * 9127)"
 
 
-
 def test_ch02_and_ch12_say_where_gemmas_answer_drops_digits():
     # Both chapters replay agent-gemma4 answering the running question with thinking on; chapter 12 quotes the
     # step-2 thought and the answer, chapter 2 says the answer drops digits exactly when it does.
@@ -536,6 +535,7 @@ def test_ch02_and_ch12_say_where_gemmas_answer_drops_digits():
     dropped = output not in ch02
     text = " ".join(chapter("02").read_text(encoding="utf-8").split())
     assert dropped == ("the answer drops digits the tool printed" in text)
+
 
 def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
     """A model card's "Measured" section (eval-tiny --card): per set, figure -> (value, hits, total)."""
