@@ -21,7 +21,11 @@ def _models_train_tiny(args) -> int:
 
     for family in args.family:
         if not args.drafter_only:
-            print(train_recipe(family, MODELS_DIR, threads=args.threads))
+            try:
+                print(train_recipe(family, MODELS_DIR, threads=args.threads, continued=args.cont))
+            except ValueError as e:  # a family with nothing to continue
+                print(f"error: {e}", file=sys.stderr)
+                return 2
         if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
             print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
@@ -190,6 +194,12 @@ def parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's own choice)"
+    )
+    tr.add_argument(
+        "--continue",
+        dest="cont",
+        action="store_true",
+        help="only the last phase (CONTINUED), from the committed models, as they were made",
     )
     tr.add_argument(
         "--drafter-only",

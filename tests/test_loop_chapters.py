@@ -500,10 +500,6 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
     assert f"Rank {last['rank']} and `p_sampled` {last['p_sampled']:.3f}" in text
     assert evs[-1]["final"] in text
     assert f"`seed` ({settings['seed']}, in its settings)" in text
-    assert (
-        f"Rank {last['rank']} and `p_sampled` {last['p_sampled']:.3f} (its `p` is {last['p']:.3g})"
-        in text
-    )
 
 
 @pytest.mark.parametrize(
@@ -567,8 +563,7 @@ def test_ch03_and_ch10_quote_the_model_cards():
     qwen = measured("agent-qwen3_5")
     code = [qwen[s]["code_correct"][0] for s in ("training templates", "held-out phrasings")]
     text = " ".join(chapter("03").read_text(encoding="utf-8").split())
-    _, hits, _ = qwen["reader questions"]["code_correct"]
-    total = qwen["reader questions"]["well_formed"][2]  # every reader question that needs the tool
+    _, hits, total = qwen["reader questions"]["code_correct"]
     no_tool = qwen["held-out phrasings"]["no_tool"][0]
     for claim in (
         f"writes the right code for {code[0]:.2f} of the first set's tool questions and {code[1]:.2f} of the held-out set's",
@@ -597,17 +592,15 @@ def test_ch03_and_ch10_quote_the_model_cards():
 
 
 def test_ch14_and_ch15_exercises_describe_their_recordings():
-    # Chapter 14's max_new_tokens tab: step 1 cut off inside its call, a format error; the exercise's answer says
-    # how the model went on and how the run ended. Chapter 15's Denied tab: the answer it quotes is the recording's.
+    # Chapter 14's max_new_tokens tab: every step cut off; the exercise's answer says how each was read and how
+    # the run ended. Chapter 15's Denied tab: the answer the exercise quotes is the recording's.
     evs = recording("ch14-max-new-tokens")
-    (cut, reply) = only(evs, "model_end")
-    assert cut["finish"] == "max_new_tokens" and cut["raw"].endswith("<function=run_python>\n")
-    assert only(evs, "tool_call")[0]["error"] and len(only(evs, "tool_call")) == 1
+    assert {e["finish"] for e in only(evs, "model_end")} == {"max_new_tokens"}
+    errors = [c for c in only(evs, "tool_call") if c.get("error")]
     text = " ".join(chapter("14").read_text(encoding="utf-8").split())
-    assert "A format error: the cut falls inside the call" in text
-    assert reply["finish"] == "stop_token" and f"a reply of {reply['n_tokens']} tokens" in text
-    assert f"`{evs[-1]['final']}`, a number no tool printed" in text
+    assert len(errors) == 3 and "All three are format errors" in text
     assert f"The run ends with `{evs[-1]['stop_reason']}`" in text
+    assert evs[-1]["final"] == "" and "with no answer" in text
     evs = recording("ch15-deny")
     text = " ".join(chapter("15").read_text(encoding="utf-8").split())
     assert only(evs, "decision")[0]["approved"] is False and evs[-1]["stop_reason"] == "final"

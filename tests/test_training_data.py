@@ -272,3 +272,12 @@ def test_a_step_in_parts_has_the_gradient_of_the_whole_batch(family, tiny):
     for whole, in_parts in zip(*grads):
         assert (whole - in_parts).abs().max() <= 1e-3 * whole.abs().max()
     model.zero_grad(set_to_none=True)
+
+
+def test_continuing_a_family_whose_recipe_runs_whole_is_refused(tmp_path):
+    # agent-gemma4 is RECIPES' alone (CONTINUED is empty): --continue has nothing to run and says so.
+    from agentloop.training.train import CONTINUED, train_recipe
+
+    assert CONTINUED["gemma4"] == []
+    with pytest.raises(ValueError, match="no phases to continue"):
+        train_recipe("gemma4", tmp_path, continued=True)

@@ -89,6 +89,17 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     composed = any(is_composed(p) for p in recipe["phases"])
     plain = any(p.get("plain_share") for p in recipe["phases"])
     in_parts = any(p.get("parts") for p in recipe["phases"])
+    from agentloop.training.train import CONTINUED  # train.py saves through this module
+
+    if not composed:
+        continued = "trains the composed phases on from these weights"
+    elif CONTINUED.get(backend.family.key):
+        continued = (
+            "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
+            " from the weights committed before it"
+        )
+    else:
+        continued = "has nothing to run for it: this checkpoint is the recipe run whole, in one go"
     drafter = (
         f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
         if backend.family.drafter_suffix
@@ -116,5 +127,5 @@ sense outside that loop.
 - **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
   prints how often the call is well-formed, the code correct and the answer right.
 - **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
-  rebuilds it from the seed, every phase on today's data{drafter}.
+  rebuilds it from the seed, every phase on today's data{drafter}; `--continue` {continued}.
 """
