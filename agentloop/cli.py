@@ -199,7 +199,7 @@ def parser() -> argparse.ArgumentParser:
         "--continue",
         dest="cont",
         action="store_true",
-        help="only the last phase (CONTINUED), from the committed models, as they were made",
+        help="only the phases after the recipe (CONTINUED), from the committed models, as they were made",
     )
     tr.add_argument(
         "--drafter-only",

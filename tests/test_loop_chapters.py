@@ -543,7 +543,8 @@ def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
     card = (MODELS_DIR / model / "README.md").read_text().split("\n## Measured")[1]
     sets = {}
     for name, body in re.findall(
-        r"\n(Training templates|Held-out phrasings|Reader questions):\n\n((?:- .*\n?)+)", card
+        r"\n(Training templates|Held-out phrasings|Reader questions|Sorts largest first):\n\n((?:- .*\n?)+)",
+        card,
     ):
         sets[name.lower()] = {}
         for figure, value, of, hits, passes in re.findall(
@@ -572,6 +573,12 @@ def test_ch03_and_ch10_quote_the_model_cards():
     ):
         assert claim in text, claim
     gemma = measured("agent-gemma4")
+    for name, card in (("agent-qwen3_5", qwen), ("agent-gemma4", gemma)):
+        _, hits, total = card["sorts largest first"]["code_correct"]
+        claim = (
+            f"`{name}` writes the right code for {hits} of the {total} sorts asked largest first"
+        )
+        assert claim in text, claim
     code = [gemma[s]["code_correct"][0] for s in ("training templates", "held-out phrasings")]
     aim = TARGETS["code_correct"]  # the card's target, as evaluate holds it
     target = f"{'short of' if code[0] < aim else 'reaching'} the {aim:.2f} target"
@@ -592,15 +599,17 @@ def test_ch03_and_ch10_quote_the_model_cards():
 
 
 def test_ch14_and_ch15_exercises_describe_their_recordings():
-    # Chapter 14's max_new_tokens tab: every step cut off; the exercise's answer says how each was read and how
-    # the run ended. Chapter 15's Denied tab: the answer the exercise quotes is the recording's.
+    # Chapter 14's max_new_tokens tab: step 1 cut off inside its call, a format error; the exercise's answer says
+    # how the model went on and how the run ended. Chapter 15's Denied tab: the answer it quotes is the recording's.
     evs = recording("ch14-max-new-tokens")
-    assert {e["finish"] for e in only(evs, "model_end")} == {"max_new_tokens"}
-    errors = [c for c in only(evs, "tool_call") if c.get("error")]
+    (cut, reply) = only(evs, "model_end")
+    assert cut["finish"] == "max_new_tokens" and cut["raw"].endswith("<function=run_python>\n")
+    assert only(evs, "tool_call")[0]["error"] and len(only(evs, "tool_call")) == 1
     text = " ".join(chapter("14").read_text(encoding="utf-8").split())
-    assert len(errors) == 3 and "All three are format errors" in text
+    assert "A format error: the cut falls inside the call" in text
+    assert reply["finish"] == "stop_token" and f"a reply of {reply['n_tokens']} tokens" in text
+    assert f"`{evs[-1]['final']}`, a number no tool printed" in text
     assert f"The run ends with `{evs[-1]['stop_reason']}`" in text
-    assert evs[-1]["final"] == "" and "with no answer" in text
     evs = recording("ch15-deny")
     text = " ".join(chapter("15").read_text(encoding="utf-8").split())
     assert only(evs, "decision")[0]["approved"] is False and evs[-1]["stop_reason"] == "final"

@@ -251,6 +251,23 @@ def test_a_sort_share_makes_that_share_sorts_and_none_draws_nothing_more(tiny):
     assert sorts(every) == 200 > 4 * sorts(usual) > 0
 
 
+def test_a_descending_share_asks_that_share_of_sorts_largest_first():
+    """descending_share decides each sort's direction alone: the same numbers and wording are drawn either way, and
+    a sort's code and answer follow the direction its question names."""
+    for share, reverse in ((1.0, True), (0.0, False)):
+        for seed in range(20):
+            t = task(random.Random(seed), "sorting", descending_share=share)
+            assert (", reverse=True" in t.code) is reverse
+            assert t.output == printed(t.code)
+    draws = [task(random.Random(seed), descending_share=0.5).kind for seed in range(50)]
+    assert draws == [task(random.Random(seed)).kind for seed in range(50)]
+    shares = [
+        ", reverse=True" in task(random.Random(seed), "sorting", descending_share=0.5).code
+        for seed in range(400)
+    ]
+    assert 0.4 < sum(shares) / len(shares) < 0.6
+
+
 @pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
 def test_a_step_in_parts_has_the_gradient_of_the_whole_batch(family, tiny):
     """train.backward adds the parts' gradients, each part's loss summed over its own tokens and divided by the
@@ -281,3 +298,19 @@ def test_continuing_a_family_whose_recipe_runs_whole_is_refused(tmp_path):
     assert CONTINUED["gemma4"] == []
     with pytest.raises(ValueError, match="no phases to continue"):
         train_recipe("gemma4", tmp_path, continued=True)
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+def test_the_committed_models_were_trained_by_the_recipes_in_train_py(family):
+    # training.json of agent-<family> lists RECIPES' phases, then CONTINUED's, with the settings each names: what
+    # the card says to run to retrain it is what made it.
+    import json
+
+    from agentloop.paths import MODELS_DIR
+    from agentloop.training.train import CONTINUED, RECIPES
+
+    done = json.loads((MODELS_DIR / f"agent-{family}" / "training.json").read_text())["phases"]
+    planned = RECIPES[family] + CONTINUED[family]
+    assert len(done) == len(planned)
+    for record, phase in zip(done, planned):
+        assert {key: record.get(key) for key in phase} == phase

@@ -78,6 +78,8 @@ def phase_text(p: dict) -> str:
         text += f", {p['plain_share']:.0%} of questions in the plain wording"
     if p.get("sort_share"):
         text += f", {p['sort_share']:.0%} of questions sorts on top of the usual mix"
+    if p.get("descending_share"):
+        text += f", {p['descending_share']:.0%} of sorts largest first"
     if p.get("parts"):
         text += f", each step computed in {p['parts']} parts"
     return text + (f", {p['phrasing']}" if composed else "")
@@ -95,8 +97,8 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
         continued = "trains the composed phases on from these weights"
     elif CONTINUED.get(backend.family.key):
         continued = (
-            "runs only the last phase, on from a folder's weights: this checkpoint is that phase run on"
-            " from the weights committed before it"
+            "runs only the phases after the recipe's (CONTINUED), on from the committed weights: this"
+            " checkpoint is the recipe run whole, in one go, then those phases run on from its weights"
         )
     else:
         continued = "has nothing to run for it: this checkpoint is the recipe run whole, in one go"

@@ -159,10 +159,16 @@ def units(rng: random.Random, ask: Ask = training_question) -> Task:
     )
 
 
-def sorting(rng: random.Random, ask: Ask = training_question) -> Task:
+# Of the sorts, the share asked largest first: the rest ask smallest first, half of them naming no order.
+DESCENDING_SHARE = 0.3
+
+
+def sorting(
+    rng: random.Random, ask: Ask = training_question, descending_share: float = DESCENDING_SHARE
+) -> Task:
     top = rng.choice((20, 100, 999))  # small lists ("3, 1, 2") as well as large
     numbers = [rng.randint(-50 if top > 20 else 0, top) for _ in range(rng.randint(3, 8))]
-    reverse = rng.random() < 0.3
+    reverse = rng.random() < descending_share
     question = ask(rng, "sorting", list=listed(rng, numbers), descending=reverse)
     code = f"print(sorted([{', '.join(map(str, numbers))}]{', reverse=True' if reverse else ''}))"
     value = str(sorted(numbers, reverse=reverse))
@@ -276,11 +282,12 @@ def task(
     kind: str | None = None,
     repeat_share: float = 0.0,
     ask: Ask = training_question,
+    descending_share: float = DESCENDING_SHARE,
 ) -> Task:
     """A task of `kind` (else of a kind drawn by WEIGHTS), worded by `ask`; that share of tool tasks asks to
-    check twice. A share of 0 draws nothing more from `rng`."""
+    check twice, and that share of sorts to sort largest first. A share of 0 draws nothing more from `rng`."""
     kind = kind or rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
-    t = MAKERS[kind](rng, ask)
+    t = sorting(rng, ask, descending_share) if kind == "sorting" else MAKERS[kind](rng, ask)
     if repeat_share and t.code is not None and rng.random() < repeat_share:
         t.question += rng.choice(CHECK_TWICE)
         t.repeat = True

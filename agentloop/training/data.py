@@ -16,7 +16,7 @@ import torch
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.tools import TOOLS
-from agentloop.training.conversations import Task, conversation, task
+from agentloop.training.conversations import DESCENDING_SHARE, Task, conversation, task
 from agentloop.training.phrasing import plain_question, training_question
 
 TRAINED_TOOLS = ("run_python",)  # the tools SimpleHarness gives the model by default
@@ -72,16 +72,17 @@ def example(
     repeat_share: float = 0.0,
     plain_share: float = 0.0,
     sort_share: float = 0.0,
+    descending_share: float = DESCENDING_SHARE,
 ) -> list[tuple[list[int], list[bool]]]:
     """One fresh conversation's rows after the shared prefix, each as token ids and whether each is the
-    model's own; that share of questions in the plain wording, and that share sorts (on top of those WEIGHTS
-    draws: copying a list of up to eight numbers is the hardest copying a tiny model does). A share of 0 draws
-    nothing more from `rng`."""
+    model's own; that share of questions in the plain wording, that share sorts (on top of those WEIGHTS
+    draws: copying a list of up to eight numbers is the hardest copying a tiny model does), and that share of
+    all sorts largest first. A share of 0 draws nothing more from `rng`."""
     plain = plain_share and rng.random() < plain_share
     ask = plain_question if plain else training_question
     kind = "sorting" if sort_share and rng.random() < sort_share else None
     out = []
-    for row in rows(backend, task(rng, kind, repeat_share=repeat_share, ask=ask), thinking):
+    for row in rows(backend, task(rng, kind, repeat_share, ask, descending_share), thinking):
         ids: list[int] = []
         mine: list[bool] = []
         for n, (text, own) in enumerate(row):
@@ -117,7 +118,7 @@ def batch(
     parts: int = 1,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """`size` rows of fresh conversations in `parts` tensors (`cut`); `shares` are example's (repeat_share,
-    plain_share, sort_share)."""
+    plain_share, sort_share, descending_share)."""
     return cut(fresh_rows(backend, rng, size, prefix, thinking, *shares), parts, pad_id)
 
 

@@ -1,9 +1,11 @@
 """`agentloop models eval-tiny`: how well a trained tiny model uses run_python, measured through the real loop.
 
-Three sets of questions, each figure measured on each: questions worded as training words them (phrasing.py, with
+Four sets of questions, each figure measured on each: questions worded as training words them (phrasing.py, with
 values from a seed training never uses), questions in held-out phrasings (held_out_phrasings.py: sentences
-training never sees), and twenty fixed questions as a reader types them (held_out_phrasings.READER_QUESTIONS) —
-the first measures what the model remembers, the second whether it understood, the third what a reader meets. Each
+training never sees), twenty fixed questions as a reader types them (held_out_phrasings.READER_QUESTIONS), and
+sorts asked largest first, in both wordings — the first measures what the model remembers, the second whether it
+understood, the third what a reader meets; the fourth whether it reads which way to sort, which the other sets
+barely ask (three sorts in ten are largest first, so a model that always sorts smallest first still scores well). Each
 question runs through SimpleHarness with the real sandbox, greedy, every call approved, exactly as a reader's
 question would. Then, from the events alone:
 - well-formed: the first step's output parsed into a run_python call by the family's own parser;
@@ -50,6 +52,7 @@ SETS = {
     "training templates": TARGETS,
     "held-out phrasings": HELD_OUT_TARGETS,
     "reader questions": HELD_OUT_TARGETS,
+    "sorts largest first": HELD_OUT_TARGETS,
 }
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
 
@@ -77,10 +80,17 @@ class Tally:
 
 def held_out(n: int, seed: int, phrasings: str = "training templates") -> list[Task]:
     """n questions, the kinds taking turns, from a seed training does not use, worded as that set words them;
-    the reader questions are always the same twenty (n and seed do not apply)."""
+    the reader questions are always the same twenty (n and seed do not apply); the sorts largest first are a
+    fifth of n (at least ten), worded in turn as training and as the held-out phrasings word them."""
     if phrasings == "reader questions":
         return reader_tasks()
     rng = random.Random(seed)
+    if phrasings == "sorts largest first":
+        asks = (training_question, held_out_question)
+        return [
+            task(rng, "sorting", ask=asks[i % 2], descending_share=1.0)
+            for i in range(max(10, n // 5))
+        ]
     kinds = TOOL_KINDS + CHAT_KINDS
     ask = held_out_question if phrasings == "held-out phrasings" else training_question
     return [task(rng, kinds[i % len(kinds)], ask=ask) for i in range(n)]
@@ -216,8 +226,9 @@ def write_card(folder: Path, args, lines: dict[str, list[tuple[str, bool]]]) -> 
     text = card.read_text().split("\n## Measured")[0].rstrip("\n")
     text += (
         f"\n\n## Measured\n\n`agentloop models eval-tiny --model {folder.name} -n {args.n}` (held-out seed "
-        f"{args.seed}), on this project's CPU, {args.n} questions in each of the first two sets and the "
-        f"{len(reader_tasks())} reader questions:\n"
+        f"{args.seed}), on this project's CPU, {args.n} questions in each of the first two sets, the "
+        f"{len(reader_tasks())} reader questions and {len(held_out(args.n, args.seed, 'sorts largest first'))}"
+        " sorts asked largest first:\n"
     )
     for name, set_lines in lines.items():
         text += (

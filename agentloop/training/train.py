@@ -25,6 +25,7 @@ import torch
 from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
 from agentloop.tiny_models import TEMPLATES
 from agentloop.training.checkpoint import save
+from agentloop.training.conversations import DESCENDING_SHARE
 from agentloop.training.data import batch, shared_prefix
 
 
@@ -115,6 +116,7 @@ def train(
     repeat_share: float = 0.0,
     plain_share: float = 0.0,
     sort_share: float = 0.0,
+    descending_share: float = DESCENDING_SHARE,
     parts: int = 1,
     threads: int | None = None,
     log=print,
@@ -146,7 +148,7 @@ def train(
         thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
         pieces = batch(
             backend, rng, batch_size, prefixes[thinking], thinking, pad_id,
-            repeat_share, plain_share, sort_share, parts=parts,
+            repeat_share, plain_share, sort_share, descending_share, parts=parts,
         )  # fmt: skip
         optimizer.zero_grad(set_to_none=True)
         loss = backward(model, prefix_ids[thinking], pieces)
@@ -171,6 +173,11 @@ def train(
             **({"repeat_share": repeat_share} if repeat_share else {}),
             **({"plain_share": plain_share} if plain_share else {}),
             **({"sort_share": sort_share} if sort_share else {}),
+            **(
+                {"descending_share": descending_share}
+                if descending_share != DESCENDING_SHARE
+                else {}
+            ),
             **({"parts": parts} if parts > 1 else {}),
             "phrasing": PHRASING,
             "threads": torch.get_num_threads(),
@@ -180,32 +187,25 @@ def train(
 
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
-# its own (none of them the evaluation's). Qwen's first RECIPES phases taught the format; then came the faithful chat
-# templates (issue 19) and questions composed from parts (phrasing.py: issue 17), then word-first and verb-first
-# frames, composed greetings and numbers of one to five digits, then greetings with the counting kinds' cues
-# ("how's", "it's", thanks of many shapes), then ascending sorts that name no order half the time (ASCENDING) and
-# more sorting frames. CONTINUED holds the phases that made the committed agent-qwen3_5 from git show
-# ac1d07b:models/agent-qwen3_5 (one thread, beside gemma's training); agent-gemma4 is RECIPES' alone, trained in
-# one run on today's data (issue 17: about 90 minutes a model). `train-tiny` runs
-# RECIPES then CONTINUED from tiny-<family>, all on today's data; `train-tiny --continue` runs CONTINUED alone on
-# from the committed agent-<family> (each phase's minutes and threads are in training.json).
-
-
-# Gemma's later phases: checking twice, and more sorts (copying eight numbers was its commonest miss).
+# its own (none of them the evaluation's), a cosine schedule restarting at every phase (one long cosine did worse).
+# `train-tiny` runs RECIPES then CONTINUED from tiny-<family>, all on today's data, two threads, nothing else
+# running (issue 17: about 90 minutes a model); `train-tiny --continue` runs CONTINUED alone on from the committed
+# agent-<family>. Each phase's minutes and threads are in training.json.
+# SORTS: from the second phase on, a tenth of questions ask to check twice and a tenth are sorts on top of the
+# usual mix (copying a list of eight numbers was the commonest miss), each step computed in four parts.
 SORTS = {"repeat_share": 0.1, "sort_share": 0.1, "parts": 4}
 RECIPES = {
+    # Gated DeltaNet's PyTorch fallback makes Qwen's steps about twice as slow as Gemma's: fewer, shorter phases.
     "qwen3_5": [
-        {"steps": 700, "lr": 2e-3, "seed": 0},
-        {"steps": 500, "lr": 1e-3, "seed": 1},
-        {"steps": 300, "lr": 5e-4, "seed": 2},
-        {"steps": 300, "lr": 5e-4, "seed": 3, "repeat_share": 0.15},
-        {"steps": 700, "lr": 1e-3, "seed": 4, "repeat_share": 0.1},
-        {"steps": 900, "lr": 1e-3, "seed": 5, "repeat_share": 0.1},
-        {"steps": 1000, "lr": 1e-3, "seed": 6, "repeat_share": 0.1},
-        {"steps": 900, "lr": 1e-3, "seed": 7, "repeat_share": 0.1},
+        {"steps": 700, "lr": 2e-3, "seed": 0, "parts": 4},
+        {"steps": 900, "lr": 1.5e-3, "seed": 1, **SORTS},
+        {"steps": 600, "lr": 1e-3, "seed": 2, **SORTS},
+        {"steps": 600, "lr": 1e-3, "seed": 3, **SORTS},
+        {"steps": 550, "lr": 8e-4, "seed": 4, **SORTS},
+        {"steps": 450, "lr": 6e-4, "seed": 5, **SORTS},
+        {"steps": 350, "lr": 4e-4, "seed": 6, **SORTS},
     ],
-    # From tiny-gemma4 (two sets of keys and values) in one run, on today's data, each step in four parts, with a
-    # tenth of questions sorts on top of the usual mix from the second phase on: two threads, alone, 92 minutes.
+    # tiny-gemma4 has two sets of keys and values (E2B has one): see tiny_models.gemma4_text_config.
     "gemma4": [
         {"steps": 900, "lr": 2e-3, "seed": 0, "parts": 4},
         {"steps": 1300, "lr": 1.5e-3, "seed": 1, **SORTS},
@@ -218,11 +218,18 @@ RECIPES = {
         {"steps": 300, "lr": 3e-4, "seed": 8, **SORTS},
     ],
 }
+# Qwen's seven phases left it sorting smallest first whatever the question asked (the right code for 6 of the 40
+# sorts asked largest first, eval-tiny's fourth set): it wrote reverse=True about as often as training asks for it,
+# whichever way a question asked. Phases of many sorts, half of them largest first, taught it to read the order
+# (an order word before the list was the last to be read); the last, with the usual mix, brought back the calls
+# that so many sorts had crowded out.
+LARGEST_FIRST = {"repeat_share": 0.1, "descending_share": 0.5, "parts": 4}
 CONTINUED = {
     "qwen3_5": [
-        {"steps": 800, "lr": 8e-4, "seed": 8, "repeat_share": 0.1},
-        # the 800 steps left held-out greetings at 0.91 without a tool; a short, gentler phase restored 0.95
-        {"steps": 250, "lr": 3e-4, "seed": 9, "repeat_share": 0.1},
+        {"steps": 150, "lr": 4e-4, "seed": 7, "sort_share": 0.4, **LARGEST_FIRST},
+        {"steps": 400, "lr": 1e-3, "seed": 8, "sort_share": 0.5, **LARGEST_FIRST},
+        {"steps": 600, "lr": 1e-3, "seed": 9, "sort_share": 0.5, **LARGEST_FIRST},
+        {"steps": 300, "lr": 4e-4, "seed": 10, "sort_share": 0.1, **LARGEST_FIRST},
     ],
     "gemma4": [],  # trained from tiny-gemma4 by RECIPES alone
 }
