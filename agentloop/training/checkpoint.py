@@ -91,14 +91,16 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     composed = any(is_composed(p) for p in recipe["phases"])
     plain = any(p.get("plain_share") for p in recipe["phases"])
     in_parts = any(p.get("parts") for p in recipe["phases"])
-    from agentloop.training.train import CONTINUED  # train.py saves through this module
+    from agentloop.training import train  # train.py saves through this module
 
     if not composed:
         continued = "trains the composed phases on from these weights"
-    elif CONTINUED.get(backend.family.key):
+    elif train.CONTINUED.get(backend.family.key):
         continued = (
-            "runs only the phases after the recipe's (CONTINUED), on from the committed weights: this"
-            " checkpoint is the recipe run whole, in one go, then those phases run on from its weights"
+            "runs only the phases after the recipe's (CONTINUED), on from the checkpoint models/ holds: this"
+            " one is those phases run on from the recipe's weights as commit"
+            f" {train.CONTINUED_FROM[backend.family.key]} holds them (`git checkout"
+            f" {train.CONTINUED_FROM[backend.family.key]} -- models/{name}` first, to rebuild it)"
         )
     else:
         continued = "has nothing to run for it: this checkpoint is the recipe run whole, in one go"

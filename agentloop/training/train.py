@@ -233,6 +233,9 @@ CONTINUED = {
     ],
     "gemma4": [],  # trained from tiny-gemma4 by RECIPES alone
 }
+# The commit whose agent-<family> CONTINUED ran on from (RECIPES run whole): `--continue` runs on from whatever
+# models/agent-<family> holds, so to rebuild the committed model, check that commit's folder out there first.
+CONTINUED_FROM = {"qwen3_5": "1a47b8d"}
 
 
 def train_recipe(
