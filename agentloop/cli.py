@@ -199,7 +199,7 @@ def parser() -> argparse.ArgumentParser:
         "--continue",
         dest="cont",
         action="store_true",
-        help="only the phases after the recipe (CONTINUED), from the committed models, as they were made",
+        help="only the phases after the recipe (CONTINUED), on from the checkpoints models/ holds (the card names the commit they ran on from)",
     )
     tr.add_argument(
         "--drafter-only",
