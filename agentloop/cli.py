@@ -21,11 +21,7 @@ def _models_train_tiny(args) -> int:
 
     for family in args.family:
         if not args.drafter_only:
-            try:
-                print(train_recipe(family, MODELS_DIR, threads=args.threads, continued=args.cont))
-            except ValueError as e:  # a family with nothing to continue
-                print(f"error: {e}", file=sys.stderr)
-                return 2
+            print(train_recipe(family, MODELS_DIR, threads=args.threads))
         if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
             print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
@@ -194,12 +190,6 @@ def parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's own choice)"
-    )
-    tr.add_argument(
-        "--continue",
-        dest="cont",
-        action="store_true",
-        help="only the phases after the recipe (CONTINUED), on from the checkpoints models/ holds (the card names the commit they ran on from)",
     )
     tr.add_argument(
         "--drafter-only",

@@ -489,8 +489,11 @@ def test_ch09_the_run_shows_sampling_as_the_chapter_says():
         len(unsure) - 1
     ]
     assert f"only {count} drawn" in text
-    some = "both" if len(below) == len(unsure) == 2 else ["one", "two", "three"][len(below) - 1]
-    assert f"{some} of them below rank 1" in text
+    if len(below) == len(unsure) == 1:  # the one unsure draw is the one below rank 1
+        assert "and it was drawn below rank 1" in text
+    else:
+        some = "both" if len(below) == len(unsure) == 2 else ["one", "two", "three"][len(below) - 1]
+        assert f"{some} of them below rank 1" in text
     for drawn in below:  # the chapter describes each draw below rank 1
         assert f"`{drawn['text']}`, at rank {drawn['rank']} with `p` {drawn['p']:.3g}" in text
     first, last = below[0], below[-1]
@@ -607,8 +610,11 @@ def test_ch14_and_ch15_exercises_describe_their_recordings():
     assert only(evs, "tool_call")[0]["error"] and len(only(evs, "tool_call")) == 1
     text = " ".join(chapter("14").read_text(encoding="utf-8").split())
     assert "A format error: the cut falls inside the call" in text
-    assert reply["finish"] == "stop_token" and f"a reply of {reply['n_tokens']} tokens" in text
-    assert f"`{evs[-1]['final']}`, a number no tool printed" in text
+    if reply["finish"] == "stop_token":
+        assert f"a reply of {reply['n_tokens']} tokens" in text
+    else:  # the reply was cut off too: a final answer, cut short
+        assert reply["finish"] == "max_new_tokens" and "it too is cut off at ten tokens" in text
+    assert f"`{evs[-1]['final']}`" in text
     assert f"The run ends with `{evs[-1]['stop_reason']}`" in text
     evs = recording("ch15-deny")
     text = " ".join(chapter("15").read_text(encoding="utf-8").split())

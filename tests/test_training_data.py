@@ -291,26 +291,17 @@ def test_a_step_in_parts_has_the_gradient_of_the_whole_batch(family, tiny):
     model.zero_grad(set_to_none=True)
 
 
-def test_continuing_a_family_whose_recipe_runs_whole_is_refused(tmp_path):
-    # agent-gemma4 is RECIPES' alone (CONTINUED is empty): --continue has nothing to run and says so.
-    from agentloop.training.train import CONTINUED, train_recipe
-
-    assert CONTINUED["gemma4"] == []
-    with pytest.raises(ValueError, match="no phases to continue"):
-        train_recipe("gemma4", tmp_path, continued=True)
-
-
 @pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
 def test_the_committed_models_were_trained_by_the_recipes_in_train_py(family):
-    # training.json of agent-<family> lists RECIPES' phases, then CONTINUED's, with the settings each names: what
-    # the card says to run to retrain it is what made it.
+    # training.json of agent-<family> lists RECIPES' phases with the settings each names: what the card says to
+    # run to retrain it is what made it.
     import json
 
     from agentloop.paths import MODELS_DIR
-    from agentloop.training.train import CONTINUED, RECIPES
+    from agentloop.training.train import RECIPES
 
     done = json.loads((MODELS_DIR / f"agent-{family}" / "training.json").read_text())["phases"]
-    planned = RECIPES[family] + CONTINUED[family]
+    planned = RECIPES[family]
     assert len(done) == len(planned)
     for record, phase in zip(done, planned):
         assert {key: record.get(key) for key in phase} == phase

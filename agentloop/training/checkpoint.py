@@ -91,19 +91,6 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     composed = any(is_composed(p) for p in recipe["phases"])
     plain = any(p.get("plain_share") for p in recipe["phases"])
     in_parts = any(p.get("parts") for p in recipe["phases"])
-    from agentloop.training import train  # train.py saves through this module
-
-    if not composed:
-        continued = "trains the composed phases on from these weights"
-    elif train.CONTINUED.get(backend.family.key):
-        continued = (
-            "runs only the phases after the recipe's (CONTINUED), on from the checkpoint models/ holds: this"
-            " one is those phases run on from the recipe's weights as commit"
-            f" {train.CONTINUED_FROM[backend.family.key]} holds them (`git checkout"
-            f" {train.CONTINUED_FROM[backend.family.key]} -- models/{name}` first, to rebuild it)"
-        )
-    else:
-        continued = "has nothing to run for it: this checkpoint is the recipe run whole, in one go"
     drafter = (
         f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
         if backend.family.drafter_suffix
@@ -131,5 +118,5 @@ sense outside that loop.
 - **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
   prints how often the call is well-formed, the code correct and the answer right.
 - **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
-  rebuilds it from the seed, every phase on today's data{drafter}; `--continue` {continued}.
+  rebuilds it from the seed, every phase on today's data, in one run{drafter}.
 """
