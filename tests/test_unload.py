@@ -5,6 +5,9 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+import torch
+
 from agentloop.model_backends.simple_backend import SimpleBackend, pick_device
 from tests.conftest import TINY
 
@@ -14,6 +17,9 @@ def rss_mb() -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason="a CUDA machine: tests/test_cuda.py checks the GPU"
+)
 def test_pick_device_is_the_cpu_here():
     assert pick_device() == "cpu"
 
