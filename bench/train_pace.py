@@ -27,6 +27,7 @@ SAMPLE = {"qwen3_5": 61, "gemma4": 151}
 
 
 def recorded_phases(family: str) -> list[dict]:
+    """The phases agent-<family>'s training.json records, each with its minutes."""
     return json.loads((MODELS_DIR / f"agent-{family}" / "training.json").read_text())["phases"]
 
 
@@ -46,13 +47,13 @@ def steps_per_minute(family: str) -> float:
 
 
 def main() -> int:
-    here_over_recorded = {}
+    here_over_recorded, minutes_there = {}, {}
     for family in ("qwen3_5", "gemma4"):
         phases = recorded_phases(family)
         recorded = phases[0]["steps"] / phases[0]["minutes"]
         here = steps_per_minute(family)
         here_over_recorded[family] = here / recorded
-        minutes = sum(p["minutes"] for p in phases)
+        minutes = minutes_there[family] = sum(p["minutes"] for p in phases)
         print(
             f"agent-{family}: {here:.1f} steps/min here, {recorded:.1f} in its recorded first phase: "
             f"{here / recorded:.2f}x; its recipe, {minutes:.1f} min there, about "
@@ -61,7 +62,7 @@ def main() -> int:
     # The speed of the machine that trained Qwen over that of the one that trained Gemma, each against this one
     # (assuming the two differ alike on both models' steps).
     scale = here_over_recorded["gemma4"] / here_over_recorded["qwen3_5"]
-    minutes = sum(p["minutes"] for p in recorded_phases("qwen3_5")) * scale
+    minutes = minutes_there["qwen3_5"] * scale
     print(
         f"agent-qwen3_5's recipe on the machine that trained agent-gemma4: about {minutes:.0f} min"
     )

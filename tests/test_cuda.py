@@ -14,13 +14,13 @@ import weakref
 import pytest
 import torch
 
-from agentloop import media
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
-from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions, pick_device
+from agentloop.model_backends.simple_backend import SimpleBackend, pick_device
 from agentloop.model_families import Sampling
 from agentloop.tools import TOOLS
 from tests import media_files
 from tests.conftest import AGENTS, built
+from tests.test_media import encoded, greedy_both_ways, saved  # chapter 7's checks, here on the GPU
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
@@ -175,31 +175,16 @@ def test_an_image_reaches_the_gpu_and_decodes_as_generate_does(family, request, 
     # the same inputs on the same device (no rounding between them), and the first token's top 5 agree.
     b = request.getfixturevalue(f"gpu_{family}")
     b.forget()
-    photo = media.save(media_files.image(200, 150), "a.png", tmp_path, media.MEDIA)
-    messages = [{"role": "user", "content": media.user_content("What is it?", [photo])}]
-    prompt = b.encode(b.render(messages, None, False), media.parts(messages))
+    prompt = encoded(b, saved(tmp_path, media_files.image(200, 150), "a.png"))
     assert set(prompt.media_tokens) == {"image"} and prompt.media
     for name, tensor in prompt.media.items():
         assert tensor.device.type == "cuda", name
-        assert tensor.dtype == (torch.bfloat16 if tensor.is_floating_point() else tensor.dtype), (
-            name
-        )
+        want = torch.bfloat16 if tensor.is_floating_point() else tensor.dtype
+        assert tensor.dtype == want, name
     assert any(t.is_floating_point() for t in prompt.media.values())  # the pixels themselves
-    events = list(b.generate(prompt, Sampling(0.0, 1.0, 0, 10), lambda: False))
-    ours = [e for e in events if e["type"] == "token"]
-    fresh_positions(b.model)
-    with torch.inference_mode():
-        ref = b.model.generate(
-            input_ids=torch.tensor([prompt.ids], device="cuda"),
-            attention_mask=torch.ones(1, len(prompt.ids), dtype=torch.long, device="cuda"),
-            **prompt.media,
-            max_new_tokens=10,
-            do_sample=False,
-            return_dict_in_generate=True,
-            output_scores=True,
-        )
-    assert ours and [t["id"] for t in ours] == ref.sequences[0, len(prompt.ids) :].tolist()
-    assert [t["id"] for t in ours[0]["top"]] == torch.topk(ref.scores[0][0], 5).indices.tolist()
+    _, ours, ref, first_top = greedy_both_ways(b, prompt)
+    assert ours and [t["id"] for t in ours] == ref[: len(ours)]
+    assert [t["id"] for t in ours[0]["top"]] == first_top
     b.forget()
     print(
         f"{family} image: {prompt.media_tokens} media tokens, {len(ours)} tokens as generate() writes"

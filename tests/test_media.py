@@ -162,8 +162,8 @@ def greedy_both_ways(backend, prompt, n: int = 10):
     fresh_positions(backend.model)
     with torch.inference_mode():
         ref = backend.model.generate(
-            input_ids=torch.tensor([prompt.ids]),
-            attention_mask=torch.ones(1, len(prompt.ids), dtype=torch.long),
+            input_ids=torch.tensor([prompt.ids], device=backend.device),
+            attention_mask=torch.ones(1, len(prompt.ids), dtype=torch.long, device=backend.device),
             **prompt.media,
             max_new_tokens=n,
             do_sample=False,

@@ -191,6 +191,7 @@ def train(
 # SORTS: from the second phase on, a tenth of questions ask to check twice and a tenth are sorts on top of the
 # usual mix (copying a list of eight numbers was the commonest miss), each step computed in four parts.
 SORTS = {"repeat_share": 0.1, "sort_share": 0.1, "parts": 4}
+# [quote:qwen-recipe]
 # Qwen trained on the usual mix wrote reverse=True about as often as training asked for it, whichever way a
 # question asked (6 of the 40 sorts asked largest first, eval-tiny's fourth set): half its sorts are asked largest
 # first, and its third phase is half sorts, which is where it learned to read the order; the phases after it, with
@@ -207,6 +208,7 @@ RECIPES = {
         {"steps": 450, "lr": 6e-4, "seed": 5, **SORTS, **LARGEST_FIRST},
         {"steps": 350, "lr": 4e-4, "seed": 6, **SORTS, **LARGEST_FIRST},
     ],
+    # [/quote:qwen-recipe]
     # tiny-gemma4 has two sets of keys and values (E2B has one): see tiny_models.gemma4_text_config.
     "gemma4": [
         {"steps": 900, "lr": 2e-3, "seed": 0, "parts": 4},
