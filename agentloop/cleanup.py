@@ -13,8 +13,11 @@ Temporary folders carry the pid of the process that made them (`agentloop-run-PI
 killed with -9 leaves its folders behind, and the next one removes them without touching those of a
 server still running.
 
+A conversation's folder is, as root, a tmpfs mounted on the folder (data_folder.create): it is
+unmounted first, so a server killed with -9 leaves no mount behind after the next start's sweep.
+
 What it leaves out: folders of a process whose pid has since been reused (kept: removing a live one
-would be worse), and quotas the file system enforces (`measure` is a check after the fact).
+would be worse).
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ PREFIXES = ("agentloop-run", "agentloop-conversation", "agentloop-sandbox")
 _OWNED = re.compile(rf"^({'|'.join(PREFIXES)})-(\d+)-")
 
 
-def temp_folder(prefix: str) -> Path:
-    """A new folder in the temporary folder, named for this process so sweep() knows whose it is."""
+def temp_folder(prefix: str, parent: Path | None = None) -> Path:
+    """A new folder in the temporary folder (or `parent`), named for this process so sweep() knows
+    whose it is."""
     assert prefix in PREFIXES, prefix
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-"))
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-", dir=parent))
 
 
 def remove_tree(path: Path) -> None:
@@ -42,6 +46,7 @@ def remove_tree(path: Path) -> None:
     path = Path(path)
     if not os.path.lexists(path):
         return
+    unmount(path)
     if os.geteuid() != 0 and path.is_dir() and not path.is_symlink():
         subprocess.run(["chmod", "-R", "u+rwX", "--", str(path)], capture_output=True)
     done = subprocess.run(
@@ -49,6 +54,14 @@ def remove_tree(path: Path) -> None:
     )
     if os.path.lexists(path):
         raise OSError(f"could not remove {path}: {done.stderr.strip()}")
+
+
+def unmount(path: Path) -> None:
+    """Detach a file system mounted at `path` (a conversation's tmpfs: data_folder.create), so that
+    what rm removes next is the folder under it. Lazily: a process still holding a file in it does
+    not keep the folder from going. Nothing below `path` is unmounted: only root mounts, only there."""
+    if os.geteuid() == 0 and not path.is_symlink() and os.path.ismount(path):
+        subprocess.run(["umount", "--lazy", "--", str(path)], capture_output=True)
 
 
 def measure(path: Path) -> tuple[int, int]:

@@ -166,7 +166,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--keep",
         action="store_true",
-        help="keep the new conversation's folder at the end, and say where",
+        help="keep the new conversation's folder at the end, and say where (a plain folder: its "
+        "quota is checked after each run, not enforced by the kernel)",
     )
     run.add_argument(
         "--backend",

@@ -13,16 +13,18 @@ As root we therefore start bwrap as the real user nobody, and lend it the conver
 (one run per folder at a time).
 
 Around that: a seccomp filter (seccomp_filter.py) that refuses the calls which reach kernel state
-no namespace isolates (the keyring, AF_VSOCK, io_uring, ...); a fresh anonymous session keyring
-(keyutils' `keyctl session -`), should the filter ever miss a keyring call; a cgroup for the whole
-run (cgroup.py), whose memory limit counts what RLIMIT_AS does not (memfd, tmpfs); and a quota on
-/data, checked after each run (`past_quota`).
+no namespace isolates (the keyring, AF_VSOCK, io_uring, IP sockets whose buffers no cgroup counts,
+...); a fresh anonymous session keyring (keyutils' `keyctl session -`), should the filter ever miss
+a keyring call; a cgroup for the whole run (cgroup.py), whose memory limit counts what RLIMIT_AS
+does not (memfd, tmpfs); /proc entries about the host covered (HIDDEN_PROC); and the quota on /data,
+which the kernel enforces during the call in the folders the project makes (data_folder.py), and
+which is checked after each run elsewhere (`past_quota`).
 
-What it leaves out: a quota the file system enforces while the code writes (one run may write what
-its time and RLIMIT_FSIZE allow before the check refuses the next), an inode limit on /tmp when not
-root (bwrap's --tmpfs takes a size only; a cgroup, where there is one, still bounds the inodes'
-memory), and hiding bwrap's own command line, which the code can read in /proc/1/cmdline (it names
-the folder's host path, nothing secret).
+What it leaves out: a kernel quota on a folder without one (not root, or a folder the reader named:
+one run may write what its time and RLIMIT_FSIZE allow before the check refuses the next), an inode
+limit on /tmp when not root (bwrap's --tmpfs takes a size only; a cgroup, where there is one, still
+bounds the inodes' memory), and hiding bwrap's own command line, which the code can read in
+/proc/1/cmdline (it names the folder's host path, nothing secret).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agentloop import cgroup, cleanup, seccomp_filter
+from agentloop import cgroup, cleanup, data_folder, seccomp_filter
 
 DEFAULT_TIMEOUT = 10.0  # seconds of wall clock before the sandbox is killed
 NOBODY = (
@@ -61,8 +63,10 @@ class Limits:
     output_bytes: int = 64 << 10  # kept of stdout and of stderr; the rest is read and dropped
     sandbox_memory_bytes: int = 512 << 20  # the cgroup: all processes, memfd and /tmp included
     tmp_inodes: int = 4096  # files and folders in /tmp and /dev/shm together (as root: staged())
-    data_bytes: int = 256 << 20  # the quota on /data: past it, the next run is refused
-    data_entries: int = 10_000  # files and folders in /data, for the same quota
+    # The quota on /data. The folders the project makes have it from the kernel (data_folder.create);
+    # a folder without (not root, or one the reader named) is measured after each run against these.
+    data_bytes: int = data_folder.DATA_BYTES
+    data_entries: int = data_folder.DATA_ENTRIES
 
 
 DEFAULT_LIMITS = Limits()
@@ -101,6 +105,51 @@ def find_python() -> tuple[str, list[str]]:
     # (say /root/.pyenv/versions/3.11.7), never the rest of the home directory around it.
     prefix = os.path.realpath(sys.base_prefix)
     return f"{prefix}/bin/python3", ["--ro-bind", prefix, prefix]
+
+
+# /proc entries that tell the code about the host and nothing a run needs, each covered: a file with
+# /dev/null bound read-only (bwrap binds without devices, so opening it fails with EACCES), a folder
+# with an empty read-only tmpfs. Docker masks most of these the same way.
+HIDDEN_PROC = {
+    "keys": "the keys the code's user may view (when not root, the server's user's)",
+    "key-users": "the same keyring's users and quotas",
+    "cmdline": "the host kernel's command line (it may carry tokens or disk keys)",
+    "config.gz": "the host kernel's configuration, a map for exploits",
+    "bootconfig": "the host's boot configuration",
+    "sys/kernel/random/boot_id": "an id of this boot of the host, the same in every sandbox",
+    "kallsyms": "the kernel's symbols",
+    "kcore": "the kernel's memory as a core file",
+    "modules": "the host's kernel modules",
+    "timer_list": "the host's timers",
+    "sched_debug": "the host's scheduler, with its processes' names",
+    "latency_stats": "the host's latencies",
+    "interrupts": "the host's devices and their interrupts, a side channel",
+    "softirqs": "the same, for software interrupts",
+    "iomem": "the host's physical memory map",
+    "ioports": "the host's I/O ports",
+    "pressure": "the whole host's CPU, memory and I/O pressure, a side channel",
+    "acpi": "the host's firmware tables",
+    "asound": "the host's sound cards",
+    "scsi": "the host's disks",
+    "driver": "the host's drivers",
+    "irq": "the host's interrupt lines",
+}
+
+
+def hidden_proc_here() -> list[str]:
+    """The entries of HIDDEN_PROC this kernel has (a mount needs its target)."""
+    return [f"/proc/{name}" for name in HIDDEN_PROC if os.path.exists(f"/proc/{name}")]
+
+
+def hidden_proc() -> list[str]:
+    """bwrap's arguments covering HIDDEN_PROC."""
+    args = []
+    for path in hidden_proc_here():
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            args += ["--ro-bind", "/dev/null", path]
+    return args
 
 
 def system_dirs() -> list[str]:
@@ -151,12 +200,7 @@ def bwrap_args(
         "--proc",
         "/proc",  # a fresh /proc for the sandbox's PID namespace: host processes are invisible
         # /proc/keys lists the keys the code's user may view: when not root, the server's user.
-        "--ro-bind",
-        "/dev/null",
-        "/proc/keys",
-        "--ro-bind",
-        "/dev/null",
-        "/proc/key-users",
+        *hidden_proc(),  # what /proc says of the host that no run needs: covered (HIDDEN_PROC)
         "--dev",
         "/dev",  # null, zero, full, random, urandom, tty: no disks
         *memory_folders(stage, limits),  # a private /tmp and /dev/shm in memory, not the host's
@@ -336,6 +380,8 @@ def run(
     if not folder.is_dir():
         raise NotADirectoryError(folder)
     check()
+    if data_folder.kernel_quota(folder):  # the kernel refuses writes past it, during the call
+        return _run(code, folder, timeout, limits)
     if full := past_quota(folder, limits):
         raise FolderFull(f"{full}, so the code was not run. Remove files from the folder to go on.")
     result = _run(code, folder, timeout, limits)

@@ -12,14 +12,14 @@ What it leaves out: proving each protection against every attack (tests/test_san
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
-import tempfile
-from pathlib import Path
 
-from agentloop import cgroup, sandbox, seccomp_filter
+from agentloop import cgroup, cleanup, data_folder, sandbox, seccomp_filter
 
 KEYCTL = {"x86_64": 250, "aarch64": 219}  # the keyctl system call's number, per architecture
+PROBE_QUOTA = 1 << 20  # the probe's folder holds 1 MiB; it asks for 2, to see who refuses
 
 # Run in the sandbox: one "name value" line per fact it can see from inside.
 PROBE = f"""
@@ -30,24 +30,34 @@ number = {KEYCTL}.get(os.uname().machine)
 if number:
     got = libc.syscall(number, 0, -3, 0)  # KEYCTL_GET_KEYRING_ID of the session keyring
     print("keyctl", os.strerror(ctypes.get_errno()) if got < 0 else "allowed")
-try:
-    socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK
-    print("vsock", "allowed")
-except OSError as e:
-    print("vsock", e.strerror)
+for name, family in (("vsock", 40), ("inet", socket.AF_INET)):
+    try:
+        socket.socket(family, socket.SOCK_STREAM).close()
+        print(name, "allowed")
+    except OSError as e:
+        print(name, e.strerror)
 print("uid", os.getuid())
 print("capabilities", open("/proc/self/status").read().split("CapEff:")[1].split()[0])
-print("interfaces", ",".join(sorted(name for _, name in socket.if_nameindex())))
+devices = open("/proc/net/dev").read().splitlines()[2:]  # the network namespace's interfaces
+print("interfaces", ",".join(sorted(line.split(":")[0].strip() for line in devices)))
+try:
+    os.posix_fallocate(os.open("/data/.probe", os.O_CREAT | os.O_WRONLY), 0, {2 * PROBE_QUOTA})
+    print("quota", "none during the call")
+except OSError as e:
+    print("quota", e.strerror)
 """
 
 
 def probe() -> tuple[dict[str, str], sandbox.SandboxResult | None, str | None]:
-    """Run PROBE in a throwaway folder: (facts, the result, why it could not run)."""
+    """Run PROBE in a throwaway folder made as a conversation's is, with a small quota: (facts, the
+    result, why it could not run)."""
+    folder = data_folder.create(PROBE_QUOTA, 64)
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            result = sandbox.run(PROBE, Path(folder), timeout=30.0)
+        result = sandbox.run(PROBE, folder, timeout=30.0)
     except (sandbox.SandboxUnavailable, seccomp_filter.FilterUnavailable) as e:
         return {}, None, str(e)
+    finally:
+        cleanup.remove_tree(folder)
     facts = dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
     return facts, result, None
 
@@ -95,7 +105,8 @@ def rows() -> list[tuple[str, str, str]]:
             "seccomp filter",
             "yes" if facts.get("seccomp") == "2" else "no",
             f"{len(seccomp_filter.rules())} rules (libseccomp via {seccomp_filter.SYSTEM_PYTHON}); "
-            f"keyctl: {facts.get('keyctl', '?')}; AF_VSOCK: {facts.get('vsock', '?')}",
+            f"keyctl: {facts.get('keyctl', '?')}; AF_VSOCK: {facts.get('vsock', '?')}; "
+            f"AF_INET: {facts.get('inet', '?')}",
         ),
         (
             "session keyring",
@@ -131,14 +142,35 @@ def rows() -> list[tuple[str, str, str]]:
                 else "inodes not limited (bwrap's --tmpfs takes a size only)"
             ),
         ),
+        quota_row(facts.get("quota")),
         (
-            "/data quota",
-            "yes",
-            f"{limits.data_bytes // mib} MiB and {limits.data_entries} entries, "
-            "checked after each run: past it, the next run is refused",
+            "/proc",
+            "yes" if ran else "no",
+            f"{len(sandbox.hidden_proc_here())} host entries covered (cmdline, config.gz, boot_id, "
+            "pressure, …: sandbox.HIDDEN_PROC)",
         ),
     ]
     return out
+
+
+def quota_row(refused_with: str | None) -> tuple[str, str, str]:
+    """Whether the probe's write past its folder's quota failed inside the call (the kernel's
+    quota: ENOSPC), or went through (only the check after each run holds)."""
+    mib = 1 << 20
+    if refused_with == os.strerror(errno.ENOSPC):
+        return (
+            "/data quota",
+            "yes",
+            f"a tmpfs of {data_folder.DATA_BYTES // mib} MiB and {data_folder.DATA_ENTRIES} inodes "
+            "per conversation: a write past it fails in the call (ENOSPC)",
+        )
+    return (
+        "/data quota",
+        "no",
+        f"{data_folder.DATA_BYTES // mib} MiB and {data_folder.DATA_ENTRIES} entries, checked after "
+        "each run: past it, the next run is refused"
+        + ("" if os.geteuid() == 0 else " (not root: no tmpfs can be mounted for /data)"),
+    )
 
 
 def table(found: list[tuple[str, str, str]]) -> str:

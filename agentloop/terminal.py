@@ -4,8 +4,8 @@ with y/n.
 What the model and its code wrote is printed with its control characters escaped (ESC shows as
 \\u001b, as --json writes it): raw, an escape sequence in a tool's output would reach the reader's
 terminal, which may then set its clipboard (OSC 52), change its title or clear its screen. The
-conversation's folder is a new temporary one unless --folder names one; it is removed at the end
-unless --keep."""
+conversation's folder is a new temporary one, with the kernel's quota, unless --folder names one;
+it is removed at the end unless --keep (`conversation_folder`)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import os
 import queue
 import re
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
-from agentloop import cleanup, media, paths
+from agentloop import cleanup, data_folder, media, paths
 from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import (
     RunSettings,
@@ -90,7 +91,7 @@ def run(args) -> int:
     if llm is None:
         return 2
     settings = settings_from(args, llm.sampling_defaults)
-    folder = Path(args.folder) if args.folder else cleanup.temp_folder("agentloop-conversation")
+    folder = conversation_folder(args)
     attachments = media.save_checked(checked, folder, getattr(llm, "modalities", ()))
     for a in attachments:
         if a.why_plain:
@@ -102,6 +103,18 @@ def run(args) -> int:
             print(f"The conversation's folder is kept: {folder}", file=sys.stderr)
         elif args.folder is None:
             cleanup.remove_tree(folder)
+
+
+def conversation_folder(args) -> Path:
+    """The folder run_python sees as /data: the one the reader named; with --keep, a plain folder on
+    disk that outlives this process (not named for it, so no sweep removes it); otherwise a new one
+    with the kernel's quota (data_folder.create), removed at the end. The first two have the quota
+    checked after each run."""
+    if args.folder:
+        return Path(args.folder)
+    if args.keep:
+        return Path(tempfile.mkdtemp(prefix="agentloop-kept-"))
+    return data_folder.create()
 
 
 def loop(llm, args, settings: RunSettings, folder: Path, attachments=()) -> int:

@@ -19,11 +19,12 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from agentloop import sandbox
+from agentloop import data_folder, sandbox
 
 # Seconds of wall clock a run_python call may take; AGENTLOOP_SANDBOX_TIMEOUT changes it.
 RUN_PYTHON_TIMEOUT = float(os.environ.get("AGENTLOOP_SANDBOX_TIMEOUT", sandbox.DEFAULT_TIMEOUT))
 READ_LIMIT = 64 << 10  # bytes of a file that read_file returns
+LIST_LIMIT = 500  # names list_files shows of one folder (the quota allows 10,000)
 
 
 @dataclass
@@ -70,88 +71,61 @@ def run_python(args: dict, folder: Path) -> ToolOutput:
 
 
 # ---- the folder, named as the sandbox names it --------------------------------------------------------------
-
-
-def inside(folder: Path, path: str) -> Path:
-    """The host path of `path`, given relative to /data or starting with /data/. ValueError, in words for the
-    model, when it leads outside the folder, by an absolute path, by `..` or by a symlink.
-
-    run_python has ended (and killed all it started) before another tool runs, so no link changes between
-    this check and the read."""
-    if path == "/data" or path.startswith("/data/"):
-        path = path[len("/data") :].lstrip("/")
-    elif path.startswith("/"):
-        raise ValueError(f"{path} is outside /data: only the files in /data can be read.")
-    root = folder.resolve()
-    target = (root / path).resolve()
-    if not target.is_relative_to(root):
-        raise ValueError(f"{path} leads outside /data: only the files in /data can be read.")
-    return target
+# What run_python's code left in /data is hostile to the host: both tools open it through data_folder, which
+# follows no link, waits on no FIFO and reads nothing but regular files and folders inside it.
 
 
 def list_files(args: dict, folder: Path) -> ToolOutput:
-    """Names and sizes in /data (or a folder inside it): folders end with /, links are marked."""
+    """Names and sizes in /data (or a folder inside it): folders end with /, anything else is marked,
+    and every name is shown escaped, so a name with a newline cannot forge a line."""
     path = args.get("path", "/data")
     try:
-        where = inside(folder, path)
-        entries = sorted(os.scandir(where), key=lambda e: e.name)
-    except ValueError as e:
+        fd = data_folder.open_folder(folder, path)
+    except data_folder.Refused as e:
         return ToolOutput(str(e), is_error=True)
-    except FileNotFoundError:
-        return ToolOutput(f"There is no folder {path} in /data.", is_error=True)
-    except NotADirectoryError:
-        return ToolOutput(
-            f"{path} is a file, not a folder: use read_file to read it.", is_error=True
-        )
-    lines = []
-    for e in entries:
-        if e.is_symlink():
-            lines.append(f"{e.name} (link)")
-        elif e.is_dir():
-            lines.append(f"{e.name}/")
-        else:
-            lines.append(f"{e.name}  {e.stat().st_size} bytes")
+    try:
+        entries = sorted(os.scandir(fd), key=lambda e: e.name)
+        lines = [f"{data_folder.shown(e.name)}{kind_and_size(e)}" for e in entries[:LIST_LIMIT]]
+    finally:
+        os.close(fd)
+    if len(entries) > LIST_LIMIT:
+        lines.append(f"[… and {len(entries) - LIST_LIMIT} more: list them with run_python …]")
     return ToolOutput("\n".join(lines) if lines else "(no files)")
+
+
+def kind_and_size(entry: os.DirEntry) -> str:
+    """What follows a name in the listing, from the entry itself (lstat: no link is followed)."""
+    info = entry.stat(follow_symlinks=False)
+    if stat.S_ISDIR(info.st_mode):
+        return "/"
+    if stat.S_ISREG(info.st_mode):
+        return f"  {info.st_size} bytes"
+    if stat.S_ISLNK(info.st_mode):
+        return " (link)"
+    return " (not a regular file)"  # a FIFO, a socket
 
 
 def read_file(args: dict, folder: Path) -> ToolOutput:
     """The text of a file in /data, its first READ_LIMIT bytes if longer."""
     path = args["path"]
     try:
-        target = inside(folder, path)
-        # O_NOFOLLOW: the resolved path has no link left; O_NONBLOCK: a FIFO made in /data cannot hang us.
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except ValueError as e:
+        fd = data_folder.open_file(folder, path)
+    except data_folder.Refused as e:
         return ToolOutput(str(e), is_error=True)
-    except FileNotFoundError:
-        return ToolOutput(
-            f"There is no file {path} in /data: list_files shows the files there.", is_error=True
-        )
-    except OSError as e:
-        return ToolOutput(f"Cannot read {path}: {e.strerror}.", is_error=True)
     try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            return ToolOutput(
-                f"{path} is a folder: use list_files to see what is in it.", is_error=True
-            )
-        if not stat.S_ISREG(info.st_mode):
-            return ToolOutput(f"{path} is not a regular file.", is_error=True)
+        size = os.fstat(fd).st_size
         data = os.read(
             fd, READ_LIMIT
-        )  # a regular file: one read returns all that was asked, or up to the end
+        )  # a regular file: one read returns all asked, or up to the end
     finally:
         os.close(fd)
     if b"\0" in data:
         return ToolOutput(
-            f"{path} is a binary file of {info.st_size} bytes: read it with run_python.",
-            is_error=True,
+            f"{path} is a binary file of {size} bytes: read it with run_python.", is_error=True
         )
     text = data.decode("utf-8", errors="replace")
-    if info.st_size > READ_LIMIT:
-        text += (
-            f"\n[… cut at {READ_LIMIT} of {info.st_size} bytes: read the rest with run_python …]"
-        )
+    if size > READ_LIMIT:
+        text += f"\n[… cut at {READ_LIMIT} of {size} bytes: read the rest with run_python …]"
     return ToolOutput(text)
 
 

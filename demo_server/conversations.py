@@ -15,7 +15,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentloop import cleanup
+from agentloop import cleanup, data_folder
 from demo_server.errors import ApiError
 
 KEEP = 8  # conversations kept, each with its folder
@@ -41,7 +41,7 @@ class Conversations:
         self._lock = threading.Lock()
 
     def new(self) -> Conversation:
-        conv = Conversation(uuid.uuid4().hex[:12], cleanup.temp_folder("agentloop-conversation"))
+        conv = Conversation(uuid.uuid4().hex[:12], data_folder.create())
         with self._lock:
             self._kept[conv.id] = conv
             while len(self._kept) > self.keep:

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from agentloop import cleanup, media
+from agentloop import cleanup, data_folder, media
 from agentloop.harnesses.pi_harness import PiHarness
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
 from demo_server.conversations import Conversation
@@ -65,7 +65,9 @@ class Run:
         self.log = EventLog(("run_end",))
         self.attachments = list(attachments)
         # The conversation it continues: its messages so far, and its folder, seen as /data.
-        self.conversation = conversation or Conversation("", cleanup.temp_folder("agentloop-run"))
+        self.conversation = conversation or Conversation(
+            "", data_folder.create(prefix="agentloop-run")
+        )
         harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
         self.harness = harness_class(
             llm,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from agentloop import cleanup, data_folder
 from agentloop.paths import MODELS_DIR
 
 TINY = {"qwen3_5": MODELS_DIR / "tiny-qwen3_5", "gemma4": MODELS_DIR / "tiny-gemma4"}
@@ -127,8 +128,18 @@ def run_harness(make: Callable, decide: Callable | None = None, on_event: Callab
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    """A conversation's folder, which run_python's sandbox sees as /data."""
+def folder(tmp_path: Path) -> Iterator[Path]:
+    """A conversation's folder, which run_python's sandbox sees as /data, made as the server makes
+    one: as root, a tmpfs with the kernel's quota (data_folder.create)."""
+    f = data_folder.create(parent=tmp_path)
+    yield f
+    cleanup.remove_tree(f)
+
+
+@pytest.fixture
+def plain_folder(tmp_path: Path) -> Path:
+    """A folder the reader names (`agentloop run --folder DIR`): no tmpfs, the quota is checked
+    after each run."""
     f = tmp_path / "conversation"
     f.mkdir()
     return f

@@ -69,7 +69,7 @@ def test_agentloop_run_leaves_no_folder_unless_kept(tmp_path):
     assert "-- step 1" in gone.stdout, gone.stderr
     assert list(tmp_path.glob("agentloop-conversation-*")) == []
     kept = subprocess.run([*base, "--keep"], capture_output=True, text=True, env=env, timeout=300)
-    [folder] = tmp_path.glob("agentloop-conversation-*")
+    [folder] = tmp_path.glob("agentloop-kept-*")  # not named for the process: no sweep takes it
     assert f"The conversation's folder is kept: {folder}" in kept.stderr
 
 

@@ -13,7 +13,11 @@
 // conversation in both harnesses (pi would add a <cwd> section the built-in harness does not have);
 // 4. registers agentloop's tools (tools.py), named in AGENTLOOP_TOOLS, so pi offers the model the
 // same tools
-// the built-in harness does; each call runs `python -m agentloop tool`, the same code and sandbox.
+// the built-in harness does; each call runs `python -I -m agentloop tool`, the same code and sandbox,
+// on the conversation's folder (AGENTLOOP_FOLDER), from pi's own working folder. Never from the
+// conversation's folder: the model's code writes it, and `python -m` would import a package named
+// agentloop from it. -I (isolated) keeps the working folder, PYTHONPATH and the user's site
+// packages off sys.path, so the only agentloop is the virtual environment's.
 // Left out: pi's TUI (RPC mode has none) and anything that changes what pi sends.
 
 const REQUEST_MARK = "agentloop:request ";
@@ -45,6 +49,7 @@ export default function (pi: any) {
 
   const tools: AgentloopTool[] = JSON.parse(process.env.AGENTLOOP_TOOLS || "[]");
   const python = process.env.AGENTLOOP_PYTHON || "python3";
+  const folder = process.env.AGENTLOOP_FOLDER || "";
   // [quote:tools]
   for (const tool of tools) {
     pi.registerTool({
@@ -53,7 +58,7 @@ export default function (pi: any) {
       description: tool.description,
       parameters: tool.parameters,
       async execute(_id: string, params: any, signal: any, _onUpdate: any, ctx: any) {
-        const argv = ["-m", "agentloop", "tool", tool.name, "--folder", ctx.cwd,
+        const argv = ["-I", "-m", "agentloop", "tool", tool.name, "--folder", folder,
                       "--args", JSON.stringify(params)];
         const run = await pi.exec(python, argv, { signal, cwd: ctx.cwd });
         let result: { output: string; is_error: boolean };

@@ -5,11 +5,17 @@ round again. PiHarness starts it as a child process for each question and turns 
 writes into the book's events, so the server, the CLI and the panels take it exactly as they take
 SimpleHarness (the same constructor, the same events). The model pi asks is this page's model,
 served to pi by ModelEndpoint on 127.0.0.1 (every token then shows as in the built-in harness), or
-one of pi's own providers (`delta` events: text without token boundaries). pi starts in the
-conversation's folder with a private agent dir (models.json, settings.json with pi's retries off),
-none of the user's extensions, skills, prompt templates, themes or context files, and one extension
-of ours (pi_extension.ts): it reports each provider request and asks the reader before every tool
-call.
+one of pi's own providers (`delta` events: text without token boundaries). pi starts in a private
+agent dir (models.json, settings.json with pi's retries off), with none of the user's extensions,
+skills, prompt templates, themes or context files, and one extension of ours (pi_extension.ts): it
+reports each provider request and asks the reader before every tool call.
+
+pi never starts in the conversation's folder, and its tools never run there: the model's code writes
+that folder, and pi reads `.pi/SYSTEM.md` from its working folder, and `python -m` imports from it. The
+extension is told the folder's path (AGENTLOOP_FOLDER) and runs each tool as `python -I -m agentloop
+tool` from pi's own working folder: isolated, so neither the working folder nor PYTHONPATH is on
+sys.path and agentloop comes from the virtual environment (data_folder.py: host code never trusts
+/data).
 
 Left out: follow-up questions (each question starts a fresh pi), images, pi's sessions and
 compaction.
@@ -137,7 +143,7 @@ class PiHarness(SimpleHarness):
                 )
                 self.endpoint.start()
             write_agent_dir(agent_dir, self.endpoint, self.llm, s)
-            self.pi = PiProcess(pi_command(), self.files, pi_env(agent_dir, self.tools))
+            self.pi = PiProcess(pi_command(), agent_dir, pi_env(agent_dir, self.tools, self.files))
             provider, model_id = (
                 split_model(s.pi_model) if s.pi_model else (PROVIDER, pi_model_id(self.llm))
             )
@@ -530,7 +536,10 @@ def pi_command() -> list[str]:
     ]
 
 
-def pi_env(agent_dir: Path, tools: dict[str, Tool]) -> dict[str, str]:
+def pi_env(agent_dir: Path, tools: dict[str, Tool], folder: Path | None = None) -> dict[str, str]:
+    """pi's environment: the server's (pi's own providers read their keys from it) without the
+    user's PI_ settings, plus what the extension needs: the prompt, the tools, the interpreter
+    that runs them (isolated: see the module's docstring) and the conversation's folder."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
     env.update(
         PI_CODING_AGENT_DIR=str(agent_dir),
@@ -544,7 +553,7 @@ def pi_env(agent_dir: Path, tools: dict[str, Tool]) -> dict[str, str]:
                 for t in tools.values()
             ]
         ),
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+        AGENTLOOP_FOLDER=str(folder or ""),
     )
     return env
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 import time
 import uuid
@@ -22,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from agentloop import events, media
+from agentloop import data_folder, events, media
 from agentloop.model_backends import Backend
 from agentloop.model_families import Sampling
 from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, ToolOutput, select, validate
@@ -108,7 +107,7 @@ class SimpleHarness:
         question = media.user_content(user_text, list(attachments))
         self.messages = [*history, {"role": "user", "content": question}]
         # The conversation's folder, which run_python's sandbox sees as /data.
-        self.files = files or Path(tempfile.mkdtemp(prefix="agentloop-conversation-"))
+        self.files = files or data_folder.create()
         self.tools: dict[str, Tool] = (
             {n: t for n, t in TOOLS.items() if n in settings.tools} if settings.use_tools else {}
         )

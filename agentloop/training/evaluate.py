@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import random
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentloop import paths
+from agentloop import cleanup, data_folder, paths
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_settings
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
 from agentloop.training.held_out_phrasings import held_out_question, reader_tasks
@@ -97,11 +96,14 @@ def held_out(n: int, seed: int, phrasings: str = "training templates") -> list[T
 
 
 def run_once(llm, t: Task, settings: RunSettings) -> list[dict]:
-    folder = Path(tempfile.mkdtemp(prefix="agentloop-eval-"))
-    for name, text in t.files.items():
-        (folder / name).write_text(text)
-    got: list[dict] = []
-    SimpleHarness(llm, [], t.question, settings, got.append, files=folder).run()
+    folder = data_folder.create()
+    try:
+        for name, text in t.files.items():
+            (folder / name).write_text(text)
+        got: list[dict] = []
+        SimpleHarness(llm, [], t.question, settings, got.append, files=folder).run()
+    finally:
+        cleanup.remove_tree(folder)
     return got
 
 
