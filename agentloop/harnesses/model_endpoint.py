@@ -20,7 +20,7 @@ Any local process can reach loopback, though, and this runs inside the demo serv
 a caller without the key can hold is bounded: the key is checked before the body is read (uvicorn
 buffers at most 64 KiB of it meanwhile), a Content-Length over MAX_BODY is refused before reading, a
 connection has `request_s` seconds to send its whole request, and at most `max_connections` are open
-at once (GuardedH11Protocol), with no thread for any of them.
+at once (guarded_http.py), with no thread for any of them.
 
 Follows: OpenAI's streamed chat completions (`data:` chunks, then `data: [DONE]`), HTTP/1.1 as h11
 reads it. Left out: non-streamed completions, n > 1, images, logprobs in the response (the book has
@@ -31,10 +31,8 @@ request), chunked request bodies (pi sends a Content-Length), WebSockets, TLS (l
 from __future__ import annotations
 
 import asyncio
-import functools
 import hmac
 import json
-import logging
 import secrets
 import socket
 import threading
@@ -46,9 +44,8 @@ import uvicorn
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from agentloop import events
+from agentloop import events, guarded_http
 from agentloop.harnesses.simple_harness import (
     RunSettings,
     common_prefix,
@@ -73,10 +70,6 @@ STREAM_HEADERS = {
     "Cache-Control": "no-cache",
     "Connection": "close",
 }
-# uvicorn logs a warning for each malformed request it answers 400; sent by a local process in a loop,
-# that is a log as long as it likes, so only errors (this code's own) are logged.
-HTTP_LOG = logging.getLogger(f"{__name__}.http")
-HTTP_LOG.setLevel(logging.ERROR)
 
 
 class BadRequest(ValueError):
@@ -476,72 +469,12 @@ class Chunks:
         yield b"data: [DONE]\n\n"
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with the two guards it lacks. Measured on uvicorn 0.54.0: a
-    connection that sent nothing, half a request line, or a byte every half second was never closed
-    (its one timer is keep-alive's, armed after a response and disarmed by any byte), and 1,000 such
-    held 1,000 file descriptors; `limit_concurrency` only answers 503 once a whole request is in,
-    and then to pi as well. So here a connection has `request_s` seconds to send its whole request,
-    and at most `max_connections` are open: one more closes the oldest still sending its request
-    (pi's comes whole at once, so it is never that one for long), or itself if every other is
-    being served."""
-
-    def __init__(self, *args, request_s: float, max_connections: int, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.request_s = request_s
-        self.max_connections = max_connections
-        self.logger = HTTP_LOG
-        # Off here, not with Config(access_log=False): that would empty the process-wide
-        # "uvicorn.access" logger, which the demo server's own uvicorn writes to.
-        self.access_log = False
-        self.opened = 0.0
-        self.deadline: asyncio.TimerHandle | None = None  # set until its whole request is in
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self.opened = self.loop.time()
-        self.deadline = self.loop.call_later(self.request_s, self.cut_off)
-        # Counted without those already closing: they are gone by the loop's next turn.
-        staying = [c for c in self.connections if not c.transport.is_closing()]
-        if len(staying) > self.max_connections:
-            still_sending = [c for c in staying if c.deadline is not None]  # self among them
-            min(still_sending, key=lambda c: c.opened).cut_off()
-
-    def handle_events(self) -> None:
-        super().handle_events()
-        if self.deadline is not None and self.cycle is not None and not self.cycle.more_body:
-            self._disarm()  # the whole request came in time
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def shutdown(self) -> None:
-        # uvicorn's would wait for a request still coming; close() wants the connections gone.
-        if self.deadline is not None:
-            self.cut_off()
-        else:
-            super().shutdown()
-
-    def cut_off(self) -> None:
-        """Drop the connection at once, unanswered: its request never came whole."""
-        self._disarm()
-        self.transport.abort()
-
-    def _disarm(self) -> None:
-        if self.deadline is not None:
-            self.deadline.cancel()
-            self.deadline = None
-
-
 def server_config(
     endpoint: ModelEndpoint, request_s: float, max_connections: int
 ) -> uvicorn.Config:
     return uvicorn.Config(
         app_for(endpoint),
-        http=functools.partial(
-            GuardedH11Protocol, request_s=request_s, max_connections=max_connections
-        ),
+        http=guarded_http.protocol(request_s, max_connections),
         loop="asyncio",
         ws="none",
         lifespan="off",
