@@ -185,7 +185,12 @@ class CurrentModel:
                 else self.conversations.new()
             )
             readable = getattr(self.backend, "modalities", ())
-            attachments = media.save_checked(checked, conversation.files, readable)
+            try:  # in /data for run_python, and the host's own copy of each medium, outside it
+                attachments = media.save_checked(
+                    checked, conversation.files, conversation.own, readable
+                )
+            except media.MediaError as e:  # /data is full: its quota
+                raise ApiError(400, e.en, e.zh) from e
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
             run = Run(
                 llm, question, settings, self._run_ended, self.orphan_s, conversation, attachments

@@ -1,6 +1,6 @@
 """Attachments on the demo server (chapter 7): a real uvicorn, the real tiny Gemma 4, real HTTP. A run's files
 become placeholder tokens in its context; bad files are refused in both languages, nothing is saved, and the
-server keeps serving."""
+server keeps serving. What an upload may cost (issue 40): a video past the caps is refused before it is decoded."""
 
 from __future__ import annotations
 
@@ -141,7 +141,8 @@ def test_not_base64_is_refused_in_both_languages(client):
 def files_kept(server) -> set[str]:
     """Every conversation the server keeps, and every file in their folders."""
     kept = server.current.conversations._kept.values()
-    return {str(p) for conv in kept for p in [conv.files, *conv.files.rglob("*")]}
+    folders = [folder for conv in kept for folder in (conv.files, conv.own)]
+    return {str(p) for folder in folders for p in [folder, *folder.rglob("*")]}
 
 
 def test_expand_shows_what_a_file_becomes_in_each_family(client):
@@ -170,3 +171,18 @@ def test_expand_says_which_family_refuses_a_file_and_why(client):
     families = client.post("/api/media/expand", {"attachment": strip}).json()["families"]
     assert "aspect ratio" in families["qwen3_5"]["refused"]["en"]
     assert families["gemma4"]["media_tokens"] == {"image": 280}  # Gemma 4 fits it in 280 tokens
+
+
+# -- what an upload may cost (issue 40) -----------------------------------------------------------------------------
+
+
+def test_a_video_of_thousands_of_frames_is_refused_before_it_is_decoded(server):
+    """On main, 6,000 still 1080p frames (a 388 KB WebM) took 95 s to check, every frame decoded twice."""
+    c = Client(server.url, timeout=60)  # generous: it is refused in a fraction of a second
+    r = run(c, [attached("many.webm", media_files.many_frames(6000))])
+    assert r.status_code == 400, r.text
+    message = r.json()["message"]
+    assert "6,000 frames" in message["en"] and "6,000 個影格" in message["zh"]
+    tiny = run(c, [attached("small.webm", media_files.many_frames(4000, 64, 48, headers=False))])
+    assert tiny.status_code == 400 and "frames" in tiny.json()["message"]["en"]
+    c.close()
