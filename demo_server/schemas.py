@@ -272,7 +272,8 @@ class Status(BaseModel):
     device: str | None
     dtype: str | None
     busy: bool = Field(
-        description="A run is using the model (a new run or a model switch is refused)."
+        description="A run is using the model, or a run's attachments are being checked for it (a new "
+        "run or a model switch is refused)."
     )
     loading: bool
     loading_model: str | None

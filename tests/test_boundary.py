@@ -176,6 +176,26 @@ def test_a_full_data_refuses_a_follow_ups_attachments_in_both_languages(server):
     assert server.status()["busy"] is False
 
 
+# ---- 8. a refused request leaves nothing -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("refusal", ["an unknown conversation", "a bad attachment"])
+def test_a_refused_request_leaves_no_forced_text_for_the_next_run(server, refusal):
+    """On main, start_run queued `forced` before it looked the conversation up: a request refused with
+    404 left its text for whoever ran next, which then wrote it as its own."""
+    marker = f"Forced {uuid.uuid4().hex}.<|im_end|>"
+    body = {"question": "Hi.", "settings": {**SETTINGS, "use_tools": False}, "forced": [marker]}
+    if refusal == "an unknown conversation":
+        body["conversation_id"], status = uuid.uuid4().hex[:12], 404
+    else:
+        body["attachments"], status = [attached("cut.png", media_files.truncated_png())], 400
+    assert server.post("/api/runs", body).status_code == status
+    settings = {**SETTINGS, "use_tools": False, "max_new_tokens": 8}
+    evs = run_through(server, server.start_run("Say hi.", settings))
+    assert not any(e.get("forced") for e in evs if e["type"] == "token")
+    assert marker[:20] not in next(e for e in evs if e["type"] == "model_end")["raw"]
+
+
 # ---- 9. names and /proc ------------------------------------------------------------------------------
 
 

@@ -1,11 +1,14 @@
 """Attachments on the demo server (chapter 7): a real uvicorn, the real tiny Gemma 4, real HTTP. A run's files
 become placeholder tokens in its context; bad files are refused in both languages, nothing is saved, and the
-server keeps serving. What an upload may cost (issue 40): a video past the caps is refused before it is decoded."""
+server keeps serving. What an upload may cost (issue 40): a video past the caps is refused before it is decoded,
+and a check leaves every tab's status answering."""
 
 from __future__ import annotations
 
 import base64
 import http.client
+import threading
+import time
 import urllib.parse
 
 import pytest
@@ -186,3 +189,28 @@ def test_a_video_of_thousands_of_frames_is_refused_before_it_is_decoded(server):
     tiny = run(c, [attached("small.webm", media_files.many_frames(4000, 64, 48, headers=False))])
     assert tiny.status_code == 400 and "frames" in tiny.json()["message"]["en"]
     c.close()
+
+
+def test_status_answers_while_a_video_is_checked(server, client):
+    """On main the check ran under the lock GET /api/status takes: status waited 31 s while a video was checked.
+    A video within the caps (1,200 frames of 1080p: 3.5 s to check here) is checked outside it now."""
+    video = [attached("still.webm", media_files.many_frames(1200))]
+    answer: dict = {}
+
+    def post():
+        with_time = Client(server.url, timeout=300)
+        answer["r"] = run(with_time, video)
+        with_time.close()
+
+    posting = threading.Thread(target=post)
+    posting.start()
+    waits, busy = [], 0
+    while posting.is_alive():
+        started = time.monotonic()
+        busy += client.status()["busy"]
+        waits.append(time.monotonic() - started)
+        time.sleep(0.1)
+    assert answer["r"].status_code == 200, answer["r"].text
+    assert busy >= 2, "the check ended before status was asked"
+    assert max(waits) < 2, f"status waited {max(waits):.1f} s"
+    finished(client, answer["r"].json()["run_id"])
