@@ -7,7 +7,9 @@ cgroup.py          a cgroup per sandboxed run: one memory and task limit for all
 cleanup.py         folders removed so that no tree the sandbox left can defeat it; the sweep at start
 __main__.py        `python -m agentloop`, the same command
 cli.py             the `agentloop` command: each subcommand a small function
+data_folder.py     the conversation's folder (/data) from the host's side: the kernel's quota, hostile input
 events.py          the one event vocabulary every stage reports in
+guarded_http.py    uvicorn's HTTP/1.1 guarded against connections that never finish a request
 media.py           attachments: checked by content, saved, decoded once, the user turn's parts
 paths.py           where things are on disk, the default model, and which checkpoint a model's name means
 sandbox.py         run_python's sandbox (bubblewrap, limits, a nobody user)

@@ -25,12 +25,10 @@ class ServerThread:
     def __init__(self, app, port: int):
         import uvicorn
 
+        from demo_server.server import uvicorn_config
+
         self.url = f"http://127.0.0.1:{port}"
-        self.server = uvicorn.Server(
-            uvicorn.Config(
-                app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
-            )
-        )
+        self.server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))
         self.thread = threading.Thread(target=self.server.run, name="demo-server", daemon=True)
 
     def start(self, timeout: float = 30) -> ServerThread:

@@ -730,7 +730,7 @@ def sandbox() -> Figure:
         ("the host: home folders, /etc, the repository, the network, the server's keyring", "e"),
         ("bubblewrap: new user, PID, network, IPC, UTS, cgroup and mount namespaces", "a"),
         (f"a cgroup: {mib(lim.sandbox_memory_bytes)} for all processes, no swap", "b"),
-        ("seccomp: keyctl, io_uring, bpf, ptrace, mount, unshare \u2026 refused", "d"),
+        ("seccomp: keyctl, io_uring, IP sockets, ptrace, mount, unshare \u2026 refused", "d"),
         (
             f"prlimit: {lim.cpu_seconds} s CPU, {mib(lim.memory_bytes)} each, {lim.processes} processes; "
             f"deadline {DEFAULT_TIMEOUT:g} s",
@@ -755,7 +755,7 @@ def sandbox() -> Figure:
     )
     files = [
         ("/usr", "read-only"),
-        ("/data", "read-write: the conversation"),
+        ("/data", f"the conversation's, {mib(lim.data_bytes)} at most"),
         ("/tmp", f"{mib(lim.tmp_bytes)} in memory"),
     ]
     for j, (path, note) in enumerate(files):

@@ -439,9 +439,14 @@ def test_the_sweep_unmounts_the_folders_of_a_server_killed_with_minus_9(tmp_path
 
 
 def test_idle_connections_cannot_starve_the_demo_server(server):
-    """The same attack as on the model endpoint (test_pi.py), against the demo server's own uvicorn:
-    sockets that send half a request line and wait. The server answers meanwhile, and closes them."""
+    """The attack on the model endpoint (test_model_endpoint.py), against the demo server's own
+    uvicorn: sockets that send half a request line and wait. On main all 300 stayed open, each a
+    file descriptor of the server's; now no more than MAX_CONNECTIONS do (the oldest waiting are cut
+    off first), and the server answers meanwhile. The time limit on each is guarded_http's, tested
+    with short limits on the endpoint."""
     import socket
+
+    from demo_server.server import MAX_CONNECTIONS
 
     host, port = server.url.split("//")[1].split(":")
     idle = []
@@ -451,12 +456,14 @@ def test_idle_connections_cannot_starve_the_demo_server(server):
         idle.append(s)
     try:
         assert server.get("/api/status").status_code == 200
-        deadline = time.monotonic() + 60
-        open_ones = idle
-        while open_ones and time.monotonic() < deadline:
-            time.sleep(1)
-            open_ones = [s for s in open_ones if not closed(s)]
-        assert not open_ones, f"{len(open_ones)} idle connections still open after a minute"
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            still_open = [s for s in idle if not closed(s)]
+            if len(still_open) <= MAX_CONNECTIONS:
+                break
+            time.sleep(0.2)
+        assert len(still_open) <= MAX_CONNECTIONS, f"{len(still_open)} idle connections open"
+        assert server.get("/api/status").status_code == 200
     finally:
         for s in idle:
             s.close()

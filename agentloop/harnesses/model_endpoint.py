@@ -9,26 +9,43 @@ built-in harness sends, while its text goes back to pi as `reasoning_content` or
 tool call is parsed by the family and sent as OpenAI `tool_calls`. Stopping the run, or pi closing
 the connection, ends generation before the next token.
 
+It is served by uvicorn (HTTP/1.1 parsed by h11, on an asyncio loop in a thread of its own) running a
+small ASGI app of Starlette's requests and responses, on a socket bound here to a port the OS picks.
+Generation is blocking Python, so each completion runs on a worker thread that hands its chunks to the
+loop; the loop notices pi going away and the worker stops before its next token.
+
 Only the pi that PiHarness started may call it: each endpoint has its own secret, written into pi's
 models.json as the API key, and a request from a browser (it carries an Origin header) is refused.
-Left out: non-streamed completions, n > 1, images, logprobs in the response (the book has them as
-events).
+Any local process can reach loopback, though, and this runs inside the demo server's process, so what
+a caller without the key can hold is bounded: the key is checked before the body is read (uvicorn
+buffers at most 64 KiB of it meanwhile), a Content-Length over MAX_BODY is refused before reading, a
+connection has `request_s` seconds to send its whole request, and at most `max_connections` are open
+at once (guarded_http.py), with no thread for any of them.
+
+Follows: OpenAI's streamed chat completions (`data:` chunks, then `data: [DONE]`), HTTP/1.1 as h11
+reads it. Left out: non-streamed completions, n > 1, images, logprobs in the response (the book has
+them as events), keep-alive between requests (every response closes its connection; pi opens one per
+request), chunked request bodies (pi sends a Content-Length), WebSockets, TLS (loopback only).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import secrets
-import select
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from agentloop import events
+import uvicorn
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from agentloop import events, guarded_http
 from agentloop.harnesses.simple_harness import (
     RunSettings,
     common_prefix,
@@ -37,15 +54,30 @@ from agentloop.harnesses.simple_harness import (
 )
 from agentloop.model_backends import Backend
 
+PATH = "/v1/chat/completions"
 MAX_BODY = 8 << 20  # bytes: a whole conversation fits; a runaway request does not
+REQUEST_S = 10.0  # seconds to send a whole request: pi's takes milliseconds on loopback
+MAX_CONNECTIONS = 16  # pi holds one at a time; the rest is slack, not service to anyone else
+SHUTDOWN_S = 2  # close() lets a stream, already told to stop, end this long before cancelling it
 # What each of the family's output channels becomes in the OpenAI stream; the rest is parsed at the
 # end.
 DELTA_FIELDS = {"thought": "reasoning_content", "content": "content"}
 FINISH = {"stop_token": "stop", "max_new_tokens": "length", "user_stopped": "stop"}
+# Every response closes its connection: pi opens one per request, and a connection left open after a
+# refusal would be one more for a caller without the key to hold.
+STREAM_HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "Connection": "close",
+}
 
 
 class BadRequest(ValueError):
-    """A request the endpoint cannot serve; its message goes back to the client with status 400."""
+    """A request the endpoint cannot serve; its message goes back to the client with `status`."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
 
 
 class ModelEndpoint:
@@ -55,6 +87,9 @@ class ModelEndpoint:
         settings: RunSettings,
         emit: Callable[[dict], None],
         next_step: Callable[[], int] | None = None,
+        *,
+        request_s: float = REQUEST_S,
+        max_connections: int = MAX_CONNECTIONS,
     ):
         self.llm = llm
         self.settings = settings
@@ -66,20 +101,25 @@ class ModelEndpoint:
         self._stop = threading.Event()
         self.done: dict[int, dict] = {}  # step -> the backend's `done`, for PiHarness's model_end
         self.conversation: list[dict] = []  # the last request, as SimpleHarness's messages
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
+        # Bound here, so base_url is known before start() and a client that comes early waits in
+        # the backlog instead of being refused.
+        self._socket = loopback_socket()
+        self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+        self._server = uvicorn.Server(server_config(self, request_s, max_connections))
         self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     def start(self) -> str:
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="model-endpoint", daemon=True
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name="model-endpoint",
+            daemon=True,
         )
         self._thread.start()
+        while not self._server.started:  # a server that cannot start says so here, not to pi
+            if not self._thread.is_alive():
+                raise RuntimeError("the model endpoint did not start")
+            time.sleep(0.01)
         return self.base_url
 
     def stop(self) -> None:
@@ -87,9 +127,14 @@ class ModelEndpoint:
         self._stop.set()
 
     def close(self) -> None:
+        """Stop, and end the server: uvicorn looks every 0.1 s, closes the socket and every
+        connection, and waits up to SHUTDOWN_S for a stream to end."""
         self.stop()
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.should_exit = True
+        if self._thread is None:
+            self._socket.close()
+        else:
+            self._thread.join()
 
     def authorized(self, header: str | None) -> bool:
         expected = f"Bearer {self.secret}"
@@ -184,6 +229,16 @@ class ModelEndpoint:
 
     def emit(self, kind: str, **fields) -> None:
         self._emit(events.make(kind, **fields))
+
+    def complete_into(self, request: dict, chunks: Chunks) -> None:
+        """complete(request) on a worker thread, its chunks into `chunks`; an error, once the
+        stream's headers have gone, goes as its last chunk."""
+        try:
+            self.complete(request, chunks.send)
+        except Exception as e:
+            chunks.send({"error": {"message": f"generation failed: {type(e).__name__}: {e}"}})
+        finally:
+            chunks.end()
 
 
 def conversation_from(request: dict, thinking_key: str) -> tuple[list[dict], list[dict] | None]:
@@ -297,97 +352,145 @@ def delta_chunk(delta: dict, finish: str | None = None) -> dict:
     }
 
 
-def _handler_for(endpoint: ModelEndpoint):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+# -- serving: the ASGI app, the stream from the worker thread, the guarded protocol
+# -------------------------------------------------------------------------------------------
 
-        def do_POST(self):  # noqa: N802 (http.server's name)
-            if self.headers.get("Origin") is not None:
-                return self._error(403, "this endpoint serves pi only, not web pages")
-            if not endpoint.authorized(self.headers.get("Authorization")):
-                return self._error(
-                    401, "missing or wrong API key: only the pi agentloop started may call"
-                )
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                return self._error(404, f"no endpoint {self.path}; there is /v1/chat/completions")
-            try:
-                request = self._body()
-                if request.get("stream") is not True:
-                    raise BadRequest("only streamed completions are served: set `stream` to true")
-                conversation_from(
-                    request, endpoint.llm.family.thinking_key
-                )  # refuse before any header goes
-                sampling_for(request, endpoint.settings)
-            except BadRequest as e:
-                return self._error(400, str(e))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            try:
-                endpoint.complete(request, self._send)
-            except Exception as e:  # after the headers: the error goes as the stream's last chunk
-                self._send({"error": {"message": f"generation failed: {type(e).__name__}: {e}"}})
-            self._write(b"data: [DONE]\n\n")
-            self.close_connection = True
 
-        def _body(self) -> dict:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length <= 0 or length > MAX_BODY:
-                raise BadRequest(f"the body must be JSON of 1 to {MAX_BODY} bytes")
-            try:
-                body = json.loads(self.rfile.read(length))
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise BadRequest(f"the body is not JSON: {e}") from None
-            if not isinstance(body, dict):
-                raise BadRequest("the body must be a JSON object")
-            return body
+def app_for(endpoint: ModelEndpoint):
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        try:
+            check_head(request, endpoint)  # before a byte of the body is read
+            completion = checked_completion(await bounded_body(request), endpoint)
+        except BadRequest as e:  # refused before a header of the stream goes
+            return await error(e.status, str(e))(scope, receive, send)
+        except ClientDisconnect:  # gone before its body was whole: no one to answer
+            return
+        await stream(endpoint, completion, scope, receive, send)
 
-        def _send(self, chunk: dict | None) -> bool:
-            # Asked once per token, so a client that has closed its end stops the next token. A
-            # keep-alive comment goes for tokens pi sees no text of.
-            if self._client_gone():
-                return False
-            line = (
-                b": token\n\n"
-                if chunk is None
-                else b"data: " + json.dumps(chunk).encode() + b"\n\n"
-            )
-            return self._write(line)
+    return app
 
-        def _client_gone(self) -> bool:
-            """True once the client closed the connection: the socket reads as ended. (A write alone
-            would notice one token later: the first write after a close still lands in a buffer.)"""
-            readable, _, _ = select.select([self.connection], [], [], 0)
-            if not readable:
-                return False
-            try:
-                return self.connection.recv(1, socket.MSG_PEEK) == b""
-            except OSError:
-                return True
 
-        def _write(self, data: bytes) -> bool:
-            try:
-                self.wfile.write(data)
-                self.wfile.flush()
-                return True
-            except OSError:
-                return False
+def check_head(request: Request, endpoint: ModelEndpoint) -> None:
+    """Refuse, from its head alone, a request that is not pi's, not for this endpoint, or with a
+    body too large to take: a caller without the key gets no byte of its body read."""
+    headers = request.headers
+    if "origin" in headers:
+        raise BadRequest("this endpoint serves pi only, not web pages", 403)
+    if not endpoint.authorized(headers.get("authorization")):
+        raise BadRequest("missing or wrong API key: only the pi agentloop started may call", 401)
+    if request.url.path.rstrip("/") != PATH:
+        raise BadRequest(f"no endpoint {request.url.path}; there is {PATH}", 404)
+    if request.method != "POST":
+        raise BadRequest(f"{PATH} takes POST, not {request.method}", 405)
+    length = headers.get("content-length", "")
+    if not length.isdecimal() or int(length) < 1:
+        raise BadRequest(f"the body must be JSON of 1 to {MAX_BODY} bytes, with its Content-Length")
+    if int(length) > MAX_BODY:
+        raise BadRequest(f"the body is {length} bytes; at most {MAX_BODY} are read", 413)
 
-        def _error(self, status: int, message: str) -> None:
-            body = json.dumps(
-                {"error": {"message": message, "type": "invalid_request_error", "code": status}}
-            )
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body.encode())
 
-        def log_message(
-            self, *args
-        ) -> None:  # the book's events say what happened; no access log on stderr
-            pass
+async def bounded_body(request: Request) -> bytes:
+    """The body, never more than MAX_BODY of it: h11 holds a body to its Content-Length, except one
+    also sent chunked, whose chunks it reads whatever the Content-Length said."""
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > MAX_BODY:
+            raise BadRequest(f"the body is over {MAX_BODY} bytes", 413)
+    return bytes(body)
 
-    return Handler
+
+def checked_completion(body: bytes, endpoint: ModelEndpoint) -> dict:
+    """The request, if the endpoint can serve it: what complete() would refuse, refused here with a
+    400 while one can still be sent."""
+    try:
+        request = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadRequest(f"the body is not JSON: {e}") from None
+    if not isinstance(request, dict):
+        raise BadRequest("the body must be a JSON object")
+    if request.get("stream") is not True:
+        raise BadRequest("only streamed completions are served: set `stream` to true")
+    conversation_from(request, endpoint.llm.family.thinking_key)
+    sampling_for(request, endpoint.settings)
+    return request
+
+
+def error(status: int, message: str) -> Response:
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": status}}
+    return JSONResponse(body, status, headers={"Connection": "close"})
+
+
+async def stream(endpoint: ModelEndpoint, request: dict, scope: Scope, receive, send) -> None:
+    """The completion as server-sent events. Starlette ends the response when the client
+    disconnects; from then on `send` returns False, so generation ends before its next token."""
+    chunks = Chunks()
+    response = StreamingResponse(
+        chunks.lines(lambda: endpoint.complete_into(request, chunks)), headers=STREAM_HEADERS
+    )
+    try:
+        await response(scope, receive, send)
+    finally:
+        chunks.gone.set()
+
+
+class Chunks:
+    """One completion's chunks, from the worker thread that generates them to the event loop that
+    writes them. send() is complete()'s `send`: called once per token, and False once the client
+    has gone."""
+
+    def __init__(self):
+        self._loop = asyncio.get_running_loop()
+        self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.gone = threading.Event()
+
+    def send(self, chunk: dict | None) -> bool:
+        # A keep-alive comment goes for a token pi sees no text of: every token asks if pi is there.
+        line = b": token\n\n" if chunk is None else b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        return not self.gone.is_set() and self._put(line)
+
+    def end(self) -> None:
+        self._put(None)
+
+    def _put(self, line: bytes | None) -> bool:
+        try:
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, line)
+        except RuntimeError:  # the loop has closed: close() stopped waiting for this stream
+            return False
+        return True
+
+    async def lines(self, generate: Callable[[], None]) -> AsyncIterator[bytes]:
+        """The lines as `generate` sends them from its worker thread, started at the first: a
+        response never begun (its client left first) generates nothing."""
+        threading.Thread(target=generate, name="model-endpoint-generation", daemon=True).start()
+        while (line := await self._lines.get()) is not None:
+            yield line
+        yield b"data: [DONE]\n\n"
+
+
+def server_config(
+    endpoint: ModelEndpoint, request_s: float, max_connections: int
+) -> uvicorn.Config:
+    return uvicorn.Config(
+        app_for(endpoint),
+        http=guarded_http.protocol(request_s, max_connections),
+        loop="asyncio",
+        ws="none",
+        lifespan="off",
+        log_config=None,  # uvicorn's default would configure the whole process's logging
+        proxy_headers=False,  # no proxy in front: the peer is who connected
+        server_header=False,
+        # asyncio accepts up to `backlog` connections per wake-up before any of them is counted, so
+        # this bounds how far past max_connections the open sockets can run for a moment.
+        backlog=max_connections,
+        timeout_graceful_shutdown=SHUTDOWN_S,
+    )
+
+
+def loopback_socket() -> socket.socket:
+    """A listening socket on 127.0.0.1, on a port the OS picks."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
