@@ -54,6 +54,9 @@ MAX_SIDE = 768  # pixels on a video frame's longer side
 VIDEO_FRAMES = 3_600  # a minute at 60 fps, two at 30: frames of any size cost a little each
 VIDEO_PIXELS = 1920 * 1080 * 2_000  # 4.1 G: a minute of 1080p at 30 fps, with room
 RATE = 16_000  # samples a second that `check` decodes sound at: Gemma 4's feature extractor's rate
+# The host's own copies of one conversation's media live outside /data's quota (the code can empty /data and
+# ask again), so they have one of their own: what /data may hold.
+OWN_BYTES = DATA_BYTES
 DECODED_KEPT = 16  # decoded files kept in memory for the steps after
 
 # What a file's name says it is; the content decides, and a name that disagrees with it is refused.
@@ -122,6 +125,7 @@ def save_checked(
     """Every file saved, or none: each in `folder` (/data) for run_python, and each medium the model reads
     (`readable`) also in `private`, the host's own copy. A file that cannot be written (a full /data: ENOSPC
     from its quota) is refused, and what this call wrote is removed."""
+    _room_for([c for c in checked if c.kind in readable], private)
     written: list[Path] = []
     attachments = []
     for c in checked:
@@ -162,6 +166,19 @@ def keep(c: Checked, private: Path, name: str | None = None) -> Attachment:
     path = _put(c.data, private / name)
     _remember(c.kind, path, c.decoded, *((RATE,) if c.kind == "audio" else ()))
     return Attachment(c.kind, name, str(path))
+
+
+def _room_for(copied: list[Checked], private: Path) -> None:
+    """Refuse media whose host copies would take `private` (a flat folder only the host writes) past OWN_BYTES."""
+    held = sum(entry.stat().st_size for entry in os.scandir(private))
+    adding = sum(len(c.data) for c in copied)
+    if held + adding > OWN_BYTES:
+        raise MediaError(
+            f"This conversation's attachments hold {held >> 20} MiB; with these {adding >> 20} MiB they would "
+            f"pass {OWN_BYTES >> 20} MiB. Start a new conversation to attach more.",
+            f"這個對話的附件已有 {held >> 20} MiB；加上這些 {adding >> 20} MiB 會超過 {OWN_BYTES >> 20} MiB。"
+            "請開始新的對話再附加。",
+        )
 
 
 def _put(data: bytes, path: Path) -> Path:

@@ -164,6 +164,20 @@ def test_a_full_data_folder_refuses_the_attachments_and_keeps_none(tmp_path):
         cleanup.remove_tree(folder)
 
 
+def test_the_hosts_own_copies_have_a_quota_of_their_own(tmp_path, monkeypatch):
+    """They live outside /data's quota, which the code can empty before the next question: a conversation's
+    copies stop at OWN_BYTES, and the question past it is refused whole."""
+    photo = media_files.image(200, 150)
+    monkeypatch.setattr(media, "OWN_BYTES", 2 * len(photo))
+    for name in ("a.png", "b.png"):
+        saved(tmp_path, photo, name)
+    with pytest.raises(media.MediaError) as refused:
+        saved(tmp_path, photo, "c.png")
+    assert "new conversation" in refused.value.en and "新的對話" in refused.value.zh
+    assert sorted(p.name for p in files_in(tmp_path / "own")) == ["a.png", "b.png"]
+    assert not (tmp_path / "data" / "c.png").exists()
+
+
 def test_a_kind_the_model_cannot_read_stays_a_plain_file_and_says_why(tmp_path):
     attachment = saved(tmp_path, media_files.tone(0.5), "tone.wav", readable=("image", "video"))
     assert attachment.kind == "file" and attachment.why_plain["en"].startswith(
