@@ -46,6 +46,7 @@ MAX_PIXELS = (
 MAX_SECONDS = 600  # sound or video decoded: the models hear 30 s and see 32 frames at most
 MAX_FRAMES = 64  # of a video, taken evenly
 MAX_SIDE = 768  # pixels on a video frame's longer side
+# [quote:video-caps]
 # What checking a video may cost. Every frame is decoded to reach the 64 kept, so the cost is the frames and
 # their pixels: both are read from the headers and the packets before a frame is decoded, and counted again
 # while decoding. A reader's own clip passes: a minute of 1080p at 30 fps is 1,800 frames and 3.7 G pixels,
@@ -53,6 +54,7 @@ MAX_SIDE = 768  # pixels on a video frame's longer side
 # refused by their headers.
 VIDEO_FRAMES = 3_600  # a minute at 60 fps, two at 30: frames of any size cost a little each
 VIDEO_PIXELS = 1920 * 1080 * 2_000  # 4.1 G: a minute of 1080p at 30 fps, with room
+# [/quote:video-caps]
 RATE = 16_000  # samples a second that `check` decodes sound at: Gemma 4's feature extractor's rate
 # The host's own copies of one conversation's media live outside /data's quota (the code can empty /data and
 # ask again), so they have one of their own: what /data may hold.
