@@ -4,9 +4,9 @@
 A run that names a conversation starts from its messages and works in its folder; when the run ends, the
 conversation holds what the run added. Beside the folder the sandbox sees as /data, a conversation has a private
 one the sandbox never sees, holding the host's own copy of each medium attached: the copy every step decodes
-(media.py), so nothing the code does to /data changes what the model is shown. The server keeps the KEEP most recently used conversations: the next
-one pushes the oldest out and deletes its folder, and a later question in it is answered "expired" (HTTP 410),
-not run in an empty conversation without a word. Left out: saving conversations across server restarts.
+(media.py), so nothing the code does to /data changes what the model is shown. The server keeps the KEEP most
+recently used conversations: the next one pushes the oldest out and deletes its folders, and a later question in
+it is answered "expired" (HTTP 410), not run in an empty conversation without a word. Left out: saving conversations across server restarts.
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ MAX_BODY = 64 * 1024
 # A run's body carries its attachments (base64, 4 bytes for each 3): media.MAX_BYTES in all, and the question.
 ATTACHMENTS_BODY = media.MAX_BYTES * 4 // 3 + MAX_BODY
 LARGE_BODIES = {"/api/runs": ATTACHMENTS_BODY, "/api/media/expand": ATTACHMENTS_BODY}
-# Large bodies read and handled at once. One costs about four times its size before it is saved (the body, its
+# Large bodies read and handled at once. One costs four or five times its size before it is saved (the body, its
 # JSON text, the decoded bytes, the decoded media): four 84 MB uploads at once took the server from 566 to
-# 2,136 MiB. One at a time bounds that to one body's worth.
+# 2,136 MiB. One at a time bounds that to what one costs: the same four, one read, peaked at 970 MiB.
 LARGE_AT_ONCE = 1
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 

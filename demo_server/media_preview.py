@@ -4,7 +4,8 @@ For each family, the tiny checkpoint of its real architecture (whose processor s
 tiny_models.py) renders a user turn holding the file with its chat template, and its processor expands the
 placeholder (media_processor.py). Only the tokenizer, template and processor are loaded, never weights, and no
 run is started, so it answers while a run holds the model. The file is checked (decoded once, within media.py's
-caps) and kept in a folder of its own, removed after. Left out: the prompt's other turns (a system prompt, tools), which cost what they cost without media.
+caps) and kept in a folder of its own, removed after. Left out: the prompt's other turns (a system prompt,
+tools), which cost what they cost without media.
 """
 
 from __future__ import annotations
