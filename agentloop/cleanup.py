@@ -30,7 +30,8 @@ from pathlib import Path
 
 from agentloop import cgroup
 
-PREFIXES = ("agentloop-run", "agentloop-conversation", "agentloop-sandbox")
+# agentloop-media: the host's own copies of a conversation's attachments, outside /data (media.py)
+PREFIXES = ("agentloop-run", "agentloop-conversation", "agentloop-media", "agentloop-sandbox")
 _OWNED = re.compile(rf"^({'|'.join(PREFIXES)})-(\d+)-")
 
 

@@ -5,16 +5,25 @@ A file becomes an Attachment when its bytes are an image, a sound or a video tha
 cannot read (sound for Qwen3.5) is saved as a plain file too. The decoders give what the checkpoint's processor
 wants: an image as RGB, turned upright by its EXIF orientation; sound as mono float samples at the feature
 extractor's rate, decoded by PyAV; a video as at most 64 frames taken evenly, at most 768 pixels on the longer
-side, with the frame rate of the frames kept, so the times the processor writes beside them are right. Each file is
-decoded once and reused by every step after (the prompt is encoded again each step).
+side, with the frame rate of the frames kept, so the times the processor writes beside them are right.
+
+What it follows: host code never trusts /data (data_folder.py). A medium the model reads is saved twice: in /data
+for run_python, and as the host's own copy in a private folder the sandbox never sees, which is the only copy
+ever decoded; so whatever the code leaves in /data (a link to a host file, a FIFO) changes nothing the model is
+shown. `check` decodes each file once, and what it decoded is kept for the steps (the prompt is encoded again
+each step). A video's cost is bounded before any frame is decoded, from its headers and then its packets, and
+again while it decodes, since headers can lie.
 
 The conversation's user turn is then a list of content parts in Hugging Face's format, the media first in the
 order they were attached, which is also the order of their placeholders in the rendered prompt.
-Left out: images inside a video's audio track (a video's sound is not heard), subtitles, and HDR colour.
+Left out: images inside a video's audio track (a video's sound is not heard), subtitles, and HDR colour; a bound
+on sound from its headers (it is cut at MAX_SECONDS as it decodes) and on decoding time itself (the caps bound the
+frames and pixels decoded, which the time follows).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -27,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agentloop.data_folder import DATA_BYTES, DATA_ENTRIES
+
 MEDIA = ("image", "audio", "video")
 MAX_BYTES = 64 * 1024 * 1024  # one attachment
 MAX_PIXELS = (
@@ -35,6 +46,19 @@ MAX_PIXELS = (
 MAX_SECONDS = 600  # sound or video decoded: the models hear 30 s and see 32 frames at most
 MAX_FRAMES = 64  # of a video, taken evenly
 MAX_SIDE = 768  # pixels on a video frame's longer side
+# [quote:video-caps]
+# What checking a video may cost. Every frame is decoded to reach the 64 kept, so the cost is the frames and
+# their pixels: both are read from the headers and the packets before a frame is decoded, and counted again
+# while decoding. A reader's own clip passes: a minute of 1080p at 30 fps is 1,800 frames and 3.7 G pixels,
+# which decoded once in 2.2 s here (H.264). The 6,000 still 1080p frames of issue 40 (a 388 KB WebM) are
+# refused by their headers.
+VIDEO_FRAMES = 3_600  # a minute at 60 fps, two at 30: frames of any size cost a little each
+VIDEO_PIXELS = 1920 * 1080 * 2_000  # 4.1 G: a minute of 1080p at 30 fps, with room
+# [/quote:video-caps]
+RATE = 16_000  # samples a second that `check` decodes sound at: Gemma 4's feature extractor's rate
+# The host's own copies of one conversation's media live outside /data's quota (the code can empty /data and
+# ask again), so they have one of their own: what /data may hold.
+OWN_BYTES = DATA_BYTES
 DECODED_KEPT = 16  # decoded files kept in memory for the steps after
 
 # What a file's name says it is; the content decides, and a name that disagrees with it is refused.
@@ -62,12 +86,24 @@ class MediaError(ValueError):
 
 
 @dataclass(frozen=True)
+class Checked:
+    """A file `check` passed: its bytes, its kind, and what decoding it gave (a medium), kept for the steps."""
+
+    name: str
+    data: bytes
+    kind: str
+    decoded: object = None
+
+
+@dataclass(frozen=True)
 class Attachment:
-    """A file saved in the conversation's folder: `kind` is image, audio, video, or file (a plain file)."""
+    """A file saved in the conversation's folder as `name`: `kind` is image, audio, video, or file (a plain file).
+    `path` is the host's own copy of a medium, outside /data: the file every step decodes (None for a plain file,
+    which only run_python reads)."""
 
     kind: str
     name: str
-    path: str
+    path: str | None
     why_plain: dict | None = (
         None  # a medium the model cannot read: why it stays a plain file, {en, zh}
     )
@@ -80,43 +116,118 @@ class Attachment:
 # -- saving ------------------------------------------------------------------------------------------------------
 
 
-def check_all(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes, str]]:
-    """Every file checked (name, bytes, kind), before any is saved: one bad file and none is."""
-    return [(name, data, check(data, name)) for name, data in files]
+def check_all(files: list[tuple[str, bytes]]) -> list[Checked]:
+    """Every file (name, bytes) checked, before any is saved: one bad file and none is."""
+    return [check(data, name) for name, data in files]
 
 
 def save_checked(
-    checked: list[tuple[str, bytes, str]], folder: Path, readable: Collection[str]
+    checked: list[Checked], folder: Path, private: Path, readable: Collection[str]
 ) -> list[Attachment]:
-    return [_write(data, name, kind, folder, readable) for name, data, kind in checked]
+    """Every file saved, or none: each in `folder` (/data) for run_python, and each medium the model reads
+    (`readable`) also in `private`, the host's own copy. A file that cannot be written (a full /data: ENOSPC
+    from its quota) is refused, and what this call wrote is removed."""
+    _room_for([c for c in checked if c.kind in readable], private)
+    written: list[Path] = []
+    attachments = []
+    for c in checked:
+        try:
+            attachments.append(_save(c, folder, private, readable, written))
+        except OSError as e:
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise _not_saved(c.name, e) from e
+    return attachments
 
 
-def save(data: bytes, name: str, folder: Path, readable: Collection[str]) -> Attachment:
-    """Check the file by its content, then write it into `folder` whole or not at all. `readable` are the
-    kinds the model takes; another medium is kept as a plain file, with why."""
-    return _write(data, name, check(data, name), folder, readable)
-
-
-def _write(
-    data: bytes, name: str, kind: str, folder: Path, readable: Collection[str]
+def save(
+    data: bytes, name: str, folder: Path, private: Path, readable: Collection[str]
 ) -> Attachment:
-    path = _unique(folder, _safe_name(name))
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as out:
-        out.write(data)
-    os.replace(out.name, path)  # atomic: a reader of /data never sees half a file
-    if kind in MEDIA and kind not in readable:
-        en, zh = KIND_NAMES[kind]
-        why = {
-            "en": f"this model reads no {en.split()[-1]}: {path.name} is a plain file in /data",
-            "zh": f"這個模型不讀{zh}：{path.name} 是 /data 裡的一般檔案",
-        }
-        return Attachment("file", path.name, str(path), why)
-    return Attachment(kind, path.name, str(path))
+    """One file checked by its content, then saved as save_checked saves it."""
+    return save_checked([check(data, name)], folder, private, readable)[0]
 
 
-def check(data: bytes, name: str) -> str:
+def _save(
+    c: Checked, folder: Path, private: Path, readable: Collection[str], written: list[Path]
+) -> Attachment:
+    name = _unique(_safe_name(c.name), folder, private)
+    written.append(_put(c.data, folder / name))
+    if c.kind in MEDIA and c.kind in readable:
+        attachment = keep(c, private, name)
+        written.append(Path(attachment.path))
+        return attachment
+    return Attachment("file", name, None, _why_plain(c.kind, name))
+
+
+def keep(c: Checked, private: Path, name: str | None = None) -> Attachment:
+    """The host's own copy of a checked medium, in `private`, a folder the sandbox never sees: the file every step
+    decodes, found in memory since `check` decoded it. A plain file gets no copy."""
+    name = name or _unique(_safe_name(c.name), private)
+    if c.kind not in MEDIA:
+        return Attachment("file", name, None)
+    path = _put(c.data, private / name)
+    _remember(c.kind, path, c.decoded, *((RATE,) if c.kind == "audio" else ()))
+    return Attachment(c.kind, name, str(path))
+
+
+def _room_for(copied: list[Checked], private: Path) -> None:
+    """Refuse media whose host copies would take `private` (a flat folder only the host writes) past OWN_BYTES."""
+    held = sum(entry.stat().st_size for entry in os.scandir(private))
+    adding = sum(len(c.data) for c in copied)
+    if held + adding > OWN_BYTES:
+        raise MediaError(
+            f"This conversation's attachments hold {held >> 20} MiB; with these {adding >> 20} MiB they would "
+            f"pass {OWN_BYTES >> 20} MiB. Start a new conversation to attach more.",
+            f"這個對話的附件已有 {held >> 20} MiB；加上這些 {adding >> 20} MiB 會超過 {OWN_BYTES >> 20} MiB。"
+            "請開始新的對話再附加。",
+        )
+
+
+def _put(data: bytes, path: Path) -> Path:
+    """`data` at `path` whole or not at all: written under a temporary name, then renamed (atomic, so a reader
+    of /data never sees half a file); the temporary file goes when the write fails."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _why_plain(kind: str, name: str) -> dict | None:
+    """Why a medium the model cannot read is a plain file in /data, {en, zh}; None for a plain file."""
+    if kind not in MEDIA:
+        return None
+    en, zh = KIND_NAMES[kind]
+    return {
+        "en": f"this model reads no {en.split()[-1]}: {name} is a plain file in /data",
+        "zh": f"這個模型不讀{zh}：{name} 是 /data 裡的一般檔案",
+    }
+
+
+def _not_saved(name: str, e: OSError) -> MediaError:
+    """A write that failed, said for the reader: a full /data by its quota, anything else by its error."""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return MediaError(
+            f"{name} was not saved, nor any file with it: /data is full (it holds {DATA_BYTES >> 20} MiB in "
+            f"{DATA_ENTRIES:,} files and folders at most). Remove files there with run_python, or start a new "
+            "conversation.",
+            f"{name} 沒有存入，同一次的其他檔案也沒有：/data 已滿（最多 {DATA_BYTES >> 20} MiB、"
+            f"{DATA_ENTRIES:,} 個檔案與資料夾）。請用 run_python 刪除那裡的檔案，或開始新的對話。",
+        )
+    return MediaError(
+        f"{name} was not saved, nor any file with it: {e.strerror}.",
+        f"{name} 沒有存入，同一次的其他檔案也沒有：{e.strerror}。",
+    )
+
+
+def check(data: bytes, name: str) -> Checked:
     """The file's kind by its content, after decoding it all the way (a cut-off file fails here, not in a
-    step). A name that says a medium the content is not is refused."""
+    step), with what it decoded into, kept for the steps. A name that says a medium the content is not is
+    refused."""
     if not data:
         raise MediaError(f"{name} is empty (0 bytes).", f"{name} 是空的（0 位元組）。")
     if len(data) > MAX_BYTES:
@@ -137,18 +248,18 @@ def check(data: bytes, name: str) -> str:
             f"{name}'s header claims {claimed:,} bytes, but the file holds {len(data):,}: it is cut off.",
             f"{name} 的檔頭聲稱有 {claimed:,} 位元組，但檔案只有 {len(data):,}：它被截斷了。",
         )
-    if kind in MEDIA:
-        try:
-            DECODERS[kind](io.BytesIO(data))
-        except MediaError as e:
-            raise MediaError(f"{name}: {e.en}", f"{name}：{e.zh}") from e
-        except Exception as e:  # every decoder's own failure, said once for the reader
-            en, zh = KIND_NAMES[kind]
-            raise MediaError(
-                f"{name} looks like {en} but does not decode: {e}",
-                f"{name} 看起來是{zh}，但無法解碼：{e}",
-            ) from e
-    return kind
+    if kind not in MEDIA:
+        return Checked(name, data, kind)
+    try:
+        return Checked(name, data, kind, DECODERS[kind](io.BytesIO(data)))
+    except MediaError as e:
+        raise MediaError(f"{name}: {e.en}", f"{name}：{e.zh}") from e
+    except Exception as e:  # every decoder's own failure, said once for the reader
+        en, zh = KIND_NAMES[kind]
+        raise MediaError(
+            f"{name} looks like {en} but does not decode: {e}",
+            f"{name} 看起來是{zh}，但無法解碼：{e}",
+        ) from e
 
 
 def sniff(data: bytes) -> str:
@@ -178,11 +289,13 @@ def _safe_name(name: str) -> str:
     return base[:100]
 
 
-def _unique(folder: Path, name: str) -> Path:
-    path, stem, suffix, n = folder / name, Path(name).stem, Path(name).suffix, 2
-    while path.exists():
-        path, n = folder / f"{stem}-{n}{suffix}", n + 1
-    return path
+def _unique(name: str, *folders: Path) -> str:
+    """`name`, or name-2, name-3…: the first that is in none of `folders` (a link or a FIFO the code left counts,
+    and is never written through: it is only looked at, never followed)."""
+    candidate, stem, suffix, n = name, Path(name).stem, Path(name).suffix, 2
+    while any(os.path.lexists(folder / candidate) for folder in folders):
+        candidate, n = f"{stem}-{n}{suffix}", n + 1
+    return candidate
 
 
 def summary(attachment: Attachment) -> dict:
@@ -226,31 +339,51 @@ _decoded_lock = threading.Lock()
 
 
 def _once(kind: str, path: str | Path, *args):
-    """The decoded file, from memory when this step's prompt holds a file an earlier step decoded."""
-    stat = os.stat(path)
-    key = (kind, str(path), stat.st_mtime_ns, stat.st_size, *args)
+    """The decoded file, from memory when `check` or an earlier step decoded it (the prompt is encoded again each
+    step); decoded again only when memory let it go."""
+    key = _key(kind, path, *args)
     with _decoded_lock:
         if key in _decoded:
             _decoded.move_to_end(key)
             return _decoded[key]
     value = DECODERS[kind](path, *args)
+    _remember(kind, path, value, *args)
+    return value
+
+
+def _key(kind: str, path: str | Path, *args) -> tuple:
+    """A decoded file's key: its path, size and modification time, so a file changed at the same path is new."""
+    stat = os.stat(path)
+    return (kind, str(path), stat.st_mtime_ns, stat.st_size, *args)
+
+
+def _remember(kind: str, path: str | Path, value, *args) -> None:
+    """Keep `value` as the decoded file at `path`, dropping the least recently used past DECODED_KEPT."""
+    key = _key(kind, path, *args)
     with _decoded_lock:
         _decoded[key] = value
+        _decoded.move_to_end(key)
         while len(_decoded) > DECODED_KEPT:
             _decoded.popitem(last=False)
-    return value
 
 
 def load_image(path: str | Path):
     return _once("image", path)
 
 
-def load_audio(path: str | Path, rate: int = 16000) -> np.ndarray:
+def load_audio(path: str | Path, rate: int = RATE) -> np.ndarray:
     return _once("audio", path, rate)
 
 
 def load_video(path: str | Path) -> tuple[np.ndarray, dict]:
     return _once("video", path)
+
+
+def load_parts(parts: list[dict]) -> None:
+    """Every media part decoded, or found in memory: a caller that encodes under a lock calls this first, so a file
+    memory let go is decoded again outside the lock, not while other tabs wait on it."""
+    for part in parts:
+        LOADERS[part["type"]](part["path"])
 
 
 def decode_image(source):
@@ -265,7 +398,7 @@ def decode_image(source):
         return ImageOps.exif_transpose(image).convert("RGB")
 
 
-def decode_audio(source, rate: int = 16000) -> np.ndarray:
+def decode_audio(source, rate: int = RATE) -> np.ndarray:
     """The first sound track as mono float32 samples at `rate`, mixed down and resampled by PyAV."""
     import av
 
@@ -292,24 +425,21 @@ def decode_audio(source, rate: int = 16000) -> np.ndarray:
 def decode_video(source) -> tuple[np.ndarray, dict]:
     """At most MAX_FRAMES frames taken evenly, as RGB uint8 (frames, height, width, 3), no more than MAX_SIDE
     on the longer side, and the metadata the processor reads: the frame rate of the frames kept, so the time
-    it writes beside each is where that frame was in the video."""
+    it writes beside each is where that frame was in the video. What it costs is bounded before any frame is
+    decoded (the headers, then the packets counted), and each frame is decoded once."""
     import av
 
     with av.open(source) as container:
         stream = container.streams.video[0]
-        total = sum(1 for _ in container.decode(stream))  # the container's own count can be missing
-        if total == 0:
-            raise MediaError("It holds no video frames.", "它沒有任何影格。")
-        rate = float(stream.average_rate or stream.guessed_rate or 24)
-    keep = set(np.linspace(0, total - 1, min(total, MAX_FRAMES)).round().astype(int).tolist())
-    frames = []
+        _check_headers(container, stream)
+        total = _count_frames(container, stream)
     if hasattr(source, "seek"):
         source.seek(0)
     with av.open(source) as container:
-        for i, frame in enumerate(container.decode(container.streams.video[0])):
-            if i in keep:
-                frames.append(_shrunk(frame))
-    duration = total / rate
+        stream = container.streams.video[0]
+        rate = float(stream.average_rate or stream.guessed_rate or 24)
+        frames, decoded = _keep_evenly(container.decode(stream), total)
+    duration = decoded / rate
     metadata = {
         "total_num_frames": len(frames),
         "fps": len(frames) / duration,  # of the frames kept: frame i is at i / fps seconds
@@ -321,9 +451,77 @@ def decode_video(source) -> tuple[np.ndarray, dict]:
     return np.stack(frames), metadata
 
 
+def _check_headers(container, stream) -> None:
+    """Refuse, before anything is decoded, a video whose headers claim too large a frame, too long a duration,
+    or more frames or pixels than a check may decode (a count the container lacks is its duration × rate)."""
+    width, height = stream.codec_context.width, stream.codec_context.height
+    if width * height > MAX_PIXELS:
+        raise _too_many_pixels(width, height)
+    if stream.duration and stream.time_base:
+        seconds = float(stream.duration * stream.time_base)
+    else:
+        seconds = (container.duration or 0) / 1_000_000  # the container's, in AV_TIME_BASE units
+    if seconds > MAX_SECONDS:
+        raise MediaError(
+            f"Its headers say it lasts {seconds:,.0f} s; a video may last {MAX_SECONDS} s.",
+            f"它的檔頭說它長 {seconds:,.0f} 秒；影片最長 {MAX_SECONDS} 秒。",
+        )
+    frames = stream.frames or round(seconds * float(stream.average_rate or 0))
+    _within_budget(frames, frames * width * height, CLAIMED)
+
+
+def _count_frames(container, stream) -> int:
+    """The video's frames, counted by their packets (one a frame) as the container is read, none decoded; refused
+    as soon as the count passes the caps."""
+    width, height = stream.codec_context.width, stream.codec_context.height
+    n = 0
+    for packet in container.demux(stream):
+        if packet.size:  # the empty packet at the end only flushes the decoder
+            n += 1
+            _within_budget(n, n * width * height)
+    if n == 0:
+        raise MediaError("It holds no video frames.", "它沒有任何影格。")
+    return n
+
+
+def _keep_evenly(decoded, total: int) -> tuple[list[np.ndarray], int]:
+    """One pass over the decoded frames: the MAX_FRAMES at evenly spaced places among `total` kept (shrunk), and
+    every frame counted against the caps as it comes (the packets' count can be wrong: a frame can change size).
+    Frames hidden in packets of their own (an encoder's reference frames) end the video early: its last frame
+    then stands for the places not reached. Returns the frames kept and how many were decoded."""
+    keep = set(np.linspace(0, total - 1, min(total, MAX_FRAMES)).round().astype(int).tolist())
+    kept, n, pixels, last = [], 0, 0, None
+    for frame in decoded:
+        if frame.width * frame.height > MAX_PIXELS:
+            raise _too_many_pixels(frame.width, frame.height)
+        n, pixels = n + 1, pixels + frame.width * frame.height
+        _within_budget(n, pixels)
+        if n - 1 in keep:
+            kept.append(_shrunk(frame))
+        last = frame
+    if last is None:
+        raise MediaError("It holds no video frames.", "它沒有任何影格。")
+    if n - 1 < max(keep):
+        kept.append(_shrunk(last))
+    return kept, n
+
+
+CLAIMED = ("Its headers claim", "它的檔頭聲稱有")  # said of what _check_headers read
+COUNTED = ("It holds at least", "它至少有")  # said of what the packets or frames counted so far
+
+
+def _within_budget(frames: int, pixels: int, said: tuple[str, str] = COUNTED) -> None:
+    if frames > VIDEO_FRAMES or pixels > VIDEO_PIXELS:
+        raise MediaError(
+            f"{said[0]} {frames:,} frames, {pixels / 1e9:.1f} G pixels in all; a video may hold "
+            f"{VIDEO_FRAMES:,} frames and {VIDEO_PIXELS / 1e9:.1f} G pixels (a minute of 1080p at 30 fps "
+            "fits). Shorten it, or lower its resolution or frame rate.",
+            f"{said[1]} {frames:,} 個影格、共 {pixels / 1e9:.1f} G 像素；影片最多 {VIDEO_FRAMES:,} 個影格、"
+            f"{VIDEO_PIXELS / 1e9:.1f} G 像素（1080p、每秒 30 格的一分鐘影片可以）。請剪短它，或降低解析度或影格率。",
+        )
+
+
 def _shrunk(frame) -> np.ndarray:
-    if frame.width * frame.height > MAX_PIXELS:
-        raise _too_many_pixels(frame.width, frame.height)
     scale = min(1.0, MAX_SIDE / max(frame.width, frame.height))
     width, height = max(1, round(frame.width * scale)), max(1, round(frame.height * scale))
     return frame.to_ndarray(format="rgb24", width=width, height=height)
@@ -337,3 +535,4 @@ def _too_many_pixels(width: int, height: int) -> MediaError:
 
 
 DECODERS = {"image": decode_image, "audio": decode_audio, "video": decode_video}
+LOADERS = {"image": load_image, "audio": load_audio, "video": load_video}

@@ -92,13 +92,19 @@ def run(args) -> int:
         return 2
     settings = settings_from(args, llm.sampling_defaults)
     folder = conversation_folder(args)
-    attachments = media.save_checked(checked, folder, getattr(llm, "modalities", ()))
-    for a in attachments:
-        if a.why_plain:
-            print(f"{a.name}: {a.why_plain['en']}", file=sys.stderr)
+    # The host's own copies of the media, outside /data: what the prompt is decoded from.
+    own = cleanup.temp_folder("agentloop-media")
     try:
+        attachments = media.save_checked(checked, folder, own, getattr(llm, "modalities", ()))
+        for a in attachments:
+            if a.why_plain:
+                print(f"{a.name}: {a.why_plain['en']}", file=sys.stderr)
         return loop(llm, args, settings, folder, attachments)
+    except media.MediaError as e:  # the folder is full
+        print(f"Cannot attach: {e.en}", file=sys.stderr)
+        return 2
     finally:
+        cleanup.remove_tree(own)
         if args.folder is None and args.keep:  # a folder the reader named is never removed
             print(f"The conversation's folder is kept: {folder}", file=sys.stderr)
         elif args.folder is None:

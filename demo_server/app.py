@@ -69,6 +69,8 @@ per-start token, found only in the `<meta name="agentloop-token">` tag of the HT
 JSON, `{{route_name: [METHOD, path_template]}}` for every route under /api, built from these routes (the name is
 the endpoint function's, the path as below, e.g. `"run_events": ["GET", "/api/runs/{{run_id}}/events"]`). A page
 without these metas is the static book, which replays only and sends no request to /api. POST bodies are JSON of at most {MAX_BODY // 1024} KiB (413 when larger).
+A run's or a preview's body may be larger, to carry attachments; one such body is read at a time (503 for another
+meanwhile), and a run's is refused with 409 before it is read while the model is busy.
 
 **One model, one run.** One model serves every tab. A run, or a model load, while a run is using the model is
 refused with 409 (not queued); so is a run while a model loads.
@@ -82,7 +84,7 @@ event even for a late reader, ending after the last (`run_end`; for a load, `rea
 server was started with `AGENTLOOP_ALLOW_FORCED=1`.
 """
 
-ERRORS = {status: {"model": ErrorBody} for status in (401, 403, 404, 409, 413, 415, 422)}
+ERRORS = {status: {"model": ErrorBody} for status in (401, 403, 404, 409, 413, 415, 422, 503)}
 STREAM = {
     200: {
         "content": {"text/event-stream": {}},
@@ -132,7 +134,19 @@ def create_app(
         redoc_url=None,
     )
     app.state.current, app.state.token = current, token
-    app.add_middleware(Guard, token=token, hosts=allowed_hosts(host, port), max_body=max_body)
+
+    def refuse_run():
+        """The answer a run would get now, which the guard sends before it reads a large body."""
+        refusal = current.why_no_run()
+        return refusal.response() if refusal else None
+
+    app.add_middleware(
+        Guard,
+        token=token,
+        hosts=allowed_hosts(host, port),
+        max_body=max_body,
+        refuse_run=refuse_run,
+    )
     install_error_handlers(app)
     tokened = [Security(needs_token)]
 

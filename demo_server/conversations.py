@@ -2,9 +2,11 @@
 `__init__` appends the new question to the conversation so far).
 
 A run that names a conversation starts from its messages and works in its folder; when the run ends, the
-conversation holds what the run added. The server keeps the KEEP most recently used conversations: the next
-one pushes the oldest out and deletes its folder, and a later question in it is answered "expired" (HTTP 410),
-not run in an empty conversation without a word. Left out: saving conversations across server restarts.
+conversation holds what the run added. Beside the folder the sandbox sees as /data, a conversation has a private
+one the sandbox never sees, holding the host's own copy of each medium attached: the copy every step decodes
+(media.py), so nothing the code does to /data changes what the model is shown. The server keeps the KEEP most
+recently used conversations: the next one pushes the oldest out and deletes its folders, and a later question in
+it is answered "expired" (HTTP 410), not run in an empty conversation without a word. Left out: saving conversations across server restarts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Conversation:
     messages: list[dict] = field(
         default_factory=list
     )  # every turn so far, the model's and the tools' too
+    own: Path | None = None  # the host's own copies of its media, outside /data (None: it has none)
 
 
 class Conversations:
@@ -42,12 +45,13 @@ class Conversations:
 
     def new(self) -> Conversation:
         conv = Conversation(uuid.uuid4().hex[:12], data_folder.create())
+        conv.own = cleanup.temp_folder("agentloop-media")
         with self._lock:
             self._kept[conv.id] = conv
             while len(self._kept) > self.keep:
                 _, old = self._kept.popitem(last=False)
                 self._expired.append(old.id)
-                remove_quietly(old.files)
+                remove_quietly(old)
         return conv
 
     def get(self, conv_id: str) -> Conversation:
@@ -74,13 +78,15 @@ class Conversations:
     def close(self) -> None:
         with self._lock:
             for conv in self._kept.values():
-                remove_quietly(conv.files)
+                remove_quietly(conv)
             self._kept.clear()
 
 
-def remove_quietly(files: Path) -> None:
-    """Remove a conversation's folder; what cannot go now is left to the sweep at the next start."""
-    try:
-        cleanup.remove_tree(files)
-    except OSError:
-        pass
+def remove_quietly(conv: Conversation) -> None:
+    """Remove a conversation's folders; what cannot go now is left to the sweep at the next start."""
+    for folder in (conv.files, conv.own):
+        try:
+            if folder is not None:
+                cleanup.remove_tree(folder)
+        except OSError:
+            pass

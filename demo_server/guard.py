@@ -10,6 +10,10 @@ Every request passes these checks, in this order, before the app sees it:
    compared in constant time. The token is only ever in the HTML pages the server serves (a meta tag), which
    another origin cannot read.
 4. A body is at most `max_body` bytes, and a POST to /api/ is JSON (a plain HTML form cannot send that).
+5. A larger body, which only the paths that take attachments accept (LARGE_BODIES), is read and handled one at
+   a time: another is refused at once (503), by its Content-Length or as soon as its bytes pass `max_body`, and
+   never waits in memory. A run is refused while the model is busy (409) before its large body is read, so a
+   refused upload costs nothing.
 
 Every answer gets headers that keep it from being sniffed, framed or embedded by another origin.
 """
@@ -18,8 +22,10 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from collections.abc import Callable
 
 from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import Response
 
 from agentloop import media
 from demo_server.errors import error_response
@@ -30,6 +36,10 @@ MAX_BODY = 64 * 1024
 # A run's body carries its attachments (base64, 4 bytes for each 3): media.MAX_BYTES in all, and the question.
 ATTACHMENTS_BODY = media.MAX_BYTES * 4 // 3 + MAX_BODY
 LARGE_BODIES = {"/api/runs": ATTACHMENTS_BODY, "/api/media/expand": ATTACHMENTS_BODY}
+# Large bodies read and handled at once. One costs four or five times its size before it is saved (the body, its
+# JSON text, the decoded bytes, the decoded media): four 84 MB uploads at once took the server from 566 to
+# 2,136 MiB. One at a time bounds that to what one costs: the same four, one read, peaked at 970 MiB.
+LARGE_AT_ONCE = 1
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 SECURITY_HEADERS = {
@@ -43,6 +53,14 @@ API_HEADERS = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
 }
+
+
+def too_big(limit: int):
+    return error_response(
+        413,
+        f"Refused: the body is larger than {limit} bytes.",
+        f"拒絕：請求內容超過 {limit} 位元組。",
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -85,23 +103,35 @@ def allowed_hosts(host: str, port: int | None) -> set[str] | None:
 class Guard:
     """ASGI middleware: the checks above, and the security headers on every answer."""
 
-    def __init__(self, app, token: str, hosts: set[str] | None, max_body: int = MAX_BODY):
+    def __init__(
+        self,
+        app,
+        token: str,
+        hosts: set[str] | None,
+        max_body: int = MAX_BODY,
+        refuse_run: Callable[[], Response | None] = lambda: None,
+    ):
         self.app = app
         self.token = token.encode()
         self.hosts = hosts
         self.max_body = max_body
+        self.refuse_run = refuse_run  # the answer a run would get now (the model is busy), or None
+        self.large = 0  # large bodies being read or handled (the event loop's alone: no lock)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = Headers(scope=scope)
-        refusal = self.check(scope, headers)
+        refusal, large = self.check(scope, headers), False
         if refusal is None and scope["method"] not in SAFE_METHODS:
-            limit = max(self.max_body, LARGE_BODIES.get(scope["path"], 0))
-            refusal, receive = await self.read_body(headers, receive, limit)
-        if refusal is not None:
-            return await refusal(scope, receive, self.with_headers(send, scope))
-        await self.app(scope, receive, self.with_headers(send, scope))
+            refusal, receive, large = await self.read_body(scope, headers, receive)
+        try:
+            if refusal is not None:
+                return await refusal(scope, receive, self.with_headers(send, scope))
+            await self.app(scope, receive, self.with_headers(send, scope))
+        finally:
+            if large:  # held until the app has answered: what it made of the body is gone by then
+                self.large -= 1
 
     def check(self, scope, headers: Headers):
         host = headers.get("host", "").lower()
@@ -156,25 +186,31 @@ class Guard:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name in LOOPBACK_NAMES
 
-    async def read_body(self, headers: Headers, receive, limit: int):
-        """The whole body (at most `limit` bytes), read before the app starts, then handed to it again."""
-        too_big = error_response(
-            413,
-            f"Refused: the body is larger than {limit} bytes.",
-            f"拒絕：請求內容超過 {limit} 位元組。",
-        )
+    async def read_body(self, scope, headers: Headers, receive):
+        """The whole body, read before the app starts, then handed to it again: (refusal, receive, large). At most
+        the path's limit; past `max_body` only with room for one more large body (`take_large`)."""
+        limit = max(self.max_body, LARGE_BODIES.get(scope["path"], 0))
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            return too_big, receive
+            return too_big(limit), receive, False
+        large = False
+        if length is not None and int(length) > self.max_body:
+            if (refusal := self.take_large(scope)) is not None:
+                return refusal, receive, False
+            large = True
         chunks, size = [], 0
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client went away
-                return None, receive
+                return None, receive, large
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > limit:
-                return too_big, receive
+                return too_big(limit), receive, large
+            if size > self.max_body and not large:  # no Content-Length: known large only now
+                if (refusal := self.take_large(scope)) is not None:
+                    return refusal, receive, False
+                large = True
             if not message.get("more_body", False):
                 break
         body, given = b"".join(chunks), False
@@ -186,7 +222,23 @@ class Guard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        return None, replay
+        return None, replay, large
+
+    def take_large(self, scope):
+        """Room for one more large body, or the answer that refuses it before it is read: the run's own refusal
+        (409: the model is busy), or 503 while LARGE_AT_ONCE others are read or handled."""
+        if scope["path"] == "/api/runs" and (refusal := self.refuse_run()) is not None:
+            return refusal
+        if self.large >= LARGE_AT_ONCE:
+            return error_response(
+                503,
+                "Refused: another large upload is being read or checked (one at a time). Send it again "
+                "when that one is done.",
+                "拒絕：另一個大型上傳正在讀取或檢查中（一次一個）。請等它完成後再送一次。",
+                headers={"Retry-After": "2"},
+            )
+        self.large += 1
+        return None
 
     def with_headers(self, send, scope):
         api = scope["path"].startswith("/api/")

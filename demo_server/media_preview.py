@@ -3,8 +3,9 @@
 For each family, the tiny checkpoint of its real architecture (whose processor settings are the real model's:
 tiny_models.py) renders a user turn holding the file with its chat template, and its processor expands the
 placeholder (media_processor.py). Only the tokenizer, template and processor are loaded, never weights, and no
-run is started, so it answers while a run holds the model. The file is decoded in a folder of its own, removed
-after. Left out: the prompt's other turns (a system prompt, tools), which cost what they cost without media.
+run is started, so it answers while a run holds the model. The file is checked (decoded once, within media.py's
+caps) and kept in a folder of its own, removed after. Left out: the prompt's other turns (a system prompt,
+tools), which cost what they cost without media.
 """
 
 from __future__ import annotations
@@ -40,16 +41,16 @@ def preview(name: str, data: bytes) -> dict:
     """{kind, families: {family: {model, tokens | refused}}}; each family's `tokens` is the user turn as the
     model reads it, as [piece, count] runs (a placeholder repeated 266 times is one run), with the count of
     each media kind and the whole turn's length. MediaError for a bad file."""
-    kind = media.check(data, name)
-    folder = cleanup.temp_folder("agentloop-conversation")
+    checked = media.check(data, name)
+    folder = cleanup.temp_folder("agentloop-media")
     try:
-        attachment = media.save(data, name, folder, media.MEDIA)
+        attachment = media.keep(checked, folder)
         with _lock:
             families = {f: _one_family(f, attachment) for f in CHECKPOINTS}
         frames = media.summary(attachment).get("frames")
     finally:
         cleanup.remove_tree(folder)
-    return {"name": name, "kind": kind, "frames": frames, "families": families}
+    return {"name": name, "kind": checked.kind, "frames": frames, "families": families}
 
 
 def _one_family(family: str, attachment: media.Attachment) -> dict:

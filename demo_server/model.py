@@ -48,6 +48,7 @@ class CurrentModel:
         self.conversations = Conversations()  # what follow-up questions continue
         self.load: LoadJob | None = None  # the load under way, or the last one
         self.loading = False
+        self.starting = False  # a run's attachments are being checked: the model is held for it
         self._lock = threading.Lock()  # guards the fields above
         self._model_lock = threading.Lock()  # held by every forward pass
         self._text_lock = threading.Lock()  # held while the tokenizer or the chat template runs
@@ -66,7 +67,7 @@ class CurrentModel:
                 "where": self.backends.where(kind_of(b)) if b else None,
                 "device": str(b.device) if b and hasattr(b, "device") else None,
                 "dtype": str(b.dtype).removeprefix("torch.") if b and hasattr(b, "dtype") else None,
-                "busy": self.run is not None,
+                "busy": self.run is not None or self.starting,
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
@@ -150,7 +151,24 @@ class CurrentModel:
         files: list[tuple[str, bytes]] = (),
     ) -> Run:
         """A run of `question`: a follow-up in conversation `conversation_id`, or the first of a new one,
-        with `files` (name, bytes) attached: all saved in its folder, or none when one is refused."""
+        with `files` (name, bytes) attached. Whole or not at all: nothing the request carries (its files, its
+        `forced` text) is kept unless every check passes. The files are checked and saved outside the lock, the
+        model held for this run meanwhile, so every tab's status answers while a video decodes."""
+        settings, conversation = self._reserve(settings_given, conversation_id, bool(files))
+        try:
+            checked = self._checked(files)
+            conversation = conversation or self.conversations.new()
+            attachments = self._saved(checked, conversation)
+            run = self._begin(question, settings, forced, conversation, attachments)
+        finally:
+            with self._lock:
+                self.starting = False
+        run.start()
+        return run
+
+    def _reserve(self, settings_given: dict, conversation_id: str | None, attaching: bool):
+        """The run's settings and its conversation (None: a new one), with the model held for it; refused while
+        the model is in use, and for settings, a harness or a conversation that cannot be run."""
         with self._lock:
             self._refuse_if_busy("start a run", "開始執行")
             if self.backend is None:
@@ -167,34 +185,55 @@ class CurrentModel:
                     f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
                     f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。",
                 )
-            for text in forced or []:  # no run is using the model: the queue is this run's alone
-                self.backend.force(text)
-            if files and settings.harness == "pi":
+            if attaching and settings.harness == "pi":
                 raise ApiError(
                     400,
                     "Attachments go to agentloop's own loop: run them with harness simple.",
                     "附件只交給 agentloop 自己的迴圈：請以 harness simple 執行。",
                 )
-            try:  # every file checked before a conversation is made or touched
-                checked = media.check_all(list(files))
-            except media.MediaError as e:
-                raise ApiError(400, e.en, e.zh) from e
-            conversation = (
-                self.conversations.get(conversation_id)
-                if conversation_id
-                else self.conversations.new()
-            )
-            readable = getattr(self.backend, "modalities", ())
-            attachments = media.save_checked(checked, conversation.files, readable)
+            conversation = self.conversations.get(conversation_id) if conversation_id else None
+            self.starting = True
+            return settings, conversation
+
+    @staticmethod
+    def _checked(files: list[tuple[str, bytes]]) -> list[media.Checked]:
+        """Every file checked (decoded once, within media.py's caps) before a conversation is made or touched."""
+        try:
+            return media.check_all(list(files))
+        except media.MediaError as e:
+            raise ApiError(400, e.en, e.zh) from e
+
+    def _saved(self, checked: list[media.Checked], conversation) -> list[media.Attachment]:
+        """The files saved in the conversation's /data and, for the media the model reads, its private folder."""
+        readable = getattr(self.backend, "modalities", ())
+        try:
+            return media.save_checked(checked, conversation.files, conversation.own, readable)
+        except media.MediaError as e:  # /data full: its quota
+            raise ApiError(400, e.en, e.zh) from e
+
+    def _begin(self, question, settings, forced, conversation, attachments) -> Run:
+        """The run, made the one using the model; its forced text queued only now, when nothing can refuse it."""
+        with self._lock:
             llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
             run = Run(
                 llm, question, settings, self._run_ended, self.orphan_s, conversation, attachments
             )
+            for text in forced or []:  # no run is using the model: the queue is this run's alone
+                self.backend.force(text)
             self.run = run
             self.runs[run.id] = run
             forget_old_runs(self.runs)
-        run.start()
-        return run
+            return run
+
+    def why_no_run(self) -> ApiError | None:
+        """Why a run would be refused now (a run, a start or a load under way), or None: the guard asks this
+        before it reads a large body, so a refused upload costs nothing."""
+        with self._lock:
+            try:
+                self._refuse_if_busy("start a run", "開始執行")
+            except ApiError as e:
+                return e
+        return None
 
     def _run_ended(self, run: Run) -> None:
         with self._lock:
@@ -209,6 +248,13 @@ class CurrentModel:
                 f"Cannot {what_en}: the model {self.load.model} is loading. Wait until "
                 f"GET /api/status says loading: false.",
                 f"無法{what_zh}：模型 {self.load.model} 正在載入，請等它載入完成。",
+            )
+        if self.starting:
+            raise ApiError(
+                409,
+                f"Cannot {what_en}: a run is starting (its attachments are being checked). Try again in "
+                "a moment.",
+                f"無法{what_zh}：一個執行正在開始（正在檢查它的附件），請稍後再試。",
             )
         if self.run is not None:
             raise ApiError(

@@ -42,9 +42,11 @@ class RunModel:
         with self._text_lock:
             return self._backend.render(*args, **kwargs)
 
-    def encode(self, *args, **kwargs):
+    def encode(self, prompt: str, parts: list[dict] | None = None):
+        # Decoded, or found in memory, before the lock: other tabs never wait on a decode.
+        media.load_parts(parts or [])
         with self._text_lock:
-            return self._backend.encode(*args, **kwargs)
+            return self._backend.encode(prompt, parts)
 
     def generate(self, prompt, sampling, should_stop: Callable[[], bool]) -> Iterator[dict]:
         with self._model_lock:

@@ -144,8 +144,10 @@ class RunRequest(Strict):
         default_factory=list,
         max_length=4,
         description="Files for the question (chapter 7), saved in the conversation's /data. An image, sound "
-        "or video the model reads becomes its placeholder tokens; anything else is a plain file. A file "
-        "that is not what its name says, or does not decode, is refused (400) and none is saved.",
+        "or video the model reads becomes its placeholder tokens, decoded from the server's own copy; anything "
+        "else is a plain file. A file that is not what its name says, does not decode, or is a video past "
+        f"the caps ({media.VIDEO_FRAMES:,} frames, {media.VIDEO_PIXELS / 1e9:.1f} G pixels, "
+        f"{media.MAX_SECONDS} s), or a /data too full to hold them, is refused (400) and none is saved.",
     )
 
 
@@ -270,7 +272,8 @@ class Status(BaseModel):
     device: str | None
     dtype: str | None
     busy: bool = Field(
-        description="A run is using the model (a new run or a model switch is refused)."
+        description="A run is using the model, or a run's attachments are being checked for it (a new "
+        "run or a model switch is refused)."
     )
     loading: bool
     loading_model: str | None

@@ -9,6 +9,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +91,52 @@ def video(
         for packet in stream.encode(None):
             container.mux(packet)
     return out.getvalue()
+
+
+def many_frames(
+    n: int, width: int = 1920, height: int = 1080, fps: int = 30, headers: bool = True
+) -> bytes:
+    """n frames of one still picture in a WebM, cheap to make however many: a keyframe, then one encoded frame that
+    changes nothing, muxed again n - 1 times (issue 40's 6,000 1080p frames fit in 388 KB). Without `headers` it is
+    written as to a pipe, which cannot seek back: its headers then say neither its duration nor its frames."""
+    import av
+
+    key, still = _key_and_still(width, height, fps)
+    out = io.BytesIO()
+    sink = out if headers else _Pipe(out)
+    with av.open(sink, "w", format="webm") as container:
+        stream = container.add_stream("libvpx", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for i in range(n):
+            packet = av.Packet(key if i == 0 else still)
+            packet.stream, packet.time_base = stream, Fraction(1, fps)
+            packet.pts = packet.dts = i
+            packet.is_keyframe = i == 0
+            container.mux(packet)
+    return out.getvalue()
+
+
+def _key_and_still(width: int, height: int, fps: int) -> tuple[bytes, bytes]:
+    """A VP8 keyframe of a grey picture, and the frame after it, which changes nothing."""
+    import av
+
+    packets = []
+    with av.open(io.BytesIO(), "w", format="webm") as container:
+        stream = container.add_stream("libvpx", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"deadline": "realtime", "lag-in-frames": "0", "auto-alt-ref": "0"}
+        grey = av.VideoFrame.from_ndarray(np.full((height, width, 3), 90, np.uint8), format="rgb24")
+        for _ in range(2):
+            packets += stream.encode(grey)
+        packets += stream.encode(None)
+    return bytes(packets[0]), bytes(packets[1])
+
+
+class _Pipe:
+    """A file PyAV can only write to, as a pipe: no seek, so the muxer cannot go back to fill in its headers."""
+
+    def __init__(self, out: io.BytesIO):
+        self.write = out.write
 
 
 # -- bad files ------------------------------------------------------------------------------------------------------

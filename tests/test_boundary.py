@@ -5,7 +5,7 @@ each run writes exactly the attack; markers are made when the test runs, on the 
 code sent in, so an echo of the code cannot pass for a leak.
 
 Elsewhere: the quota and socket buffers in test_sandbox_memory.py; the model endpoint's connections
-in test_pi.py; media and uploads in test_media_server.py.
+in test_pi.py; what an upload may cost in test_media_server.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import pytest
 
 from agentloop import cleanup, data_folder, sandbox, tools
 from demo_server.client import Client
+from tests import media_files
 from tests.conftest import AGENTS, demo_server
+from tests.test_media_server import attached
 from tests.test_server import run_through
 
 SETTINGS = {"temperature": 0, "max_new_tokens": 4000, "max_steps": 4}
@@ -103,6 +105,94 @@ def home(tmp_path, monkeypatch):
     """pi is started with a HOME of the test's own (it never reads the user's ~/.pi)."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return tmp_path / "home"
+
+
+# ---- 2. media the host decodes, from what the code left in /data ----------------------------------------
+
+
+def test_a_link_in_place_of_an_attachment_never_reaches_the_prompt(server, tmp_path):
+    """On main, each step decoded the attachment from /data again: replaced there by run_python with a link
+    to a root-only image elsewhere on the host, the next step put that image in the prompt (media tokens
+    64 → 70). The host decodes its own copy now, outside /data."""
+    marker = tmp_path / f"marker-{uuid.uuid4().hex}.png"
+    marker.write_bytes(media_files.image(640, 480))  # 300 tokens on Qwen3.5: more than the photo's
+    marker.chmod(0o600)
+    swap = f"import os\nos.symlink({str(marker)!r}, 'link')\nos.replace('link', 'photo.png')\n"
+    evs = run_attached(server, [call("run_python", code=swap + "print('swapped')"), DONE])
+    first, second = [e for e in evs if e["type"] == "context"]
+    assert results(evs)[0]["output"].strip() == "swapped"
+    assert second["media_tokens"] == first["media_tokens"] != {"image": 300}
+    assert evs[-1]["stop_reason"] == "final"
+
+
+def test_a_fifo_in_place_of_an_attachment_holds_nothing(server):
+    """On main, a FIFO in place of an attachment blocked the next step in open() for ever, holding the
+    model: every later run was refused (409), Stop did nothing, and only a restart helped."""
+    make = "import os\nos.remove('photo.png')\nos.mkfifo('photo.png')\nprint('fifo')"
+    evs = run_attached(server, [call("run_python", code=make), DONE])
+    assert results(evs)[0]["output"].strip() == "fifo" and evs[-1]["stop_reason"] == "final"
+    again = server.start_run("Hi.", {**SETTINGS, "use_tools": False, "max_new_tokens": 2})
+    assert run_through(server, again)[-1]["type"] == "run_end"
+
+
+def run_attached(server, forced: list[str], wait_s: float = 120) -> list[dict]:
+    """A run with a photo attached, forced as `forced`, its calls approved: its events once it has ended,
+    or a failure when it has not ended within `wait_s` (on main, one never did)."""
+    photo = attached("photo.png", media_files.image(200, 150))
+    settings = {**SETTINGS, "tools": ["run_python"]}
+    run_id = server.start_run("Look.", settings, forced, attachments=[photo])
+    evs: list[dict] = []
+    reading = threading.Thread(target=lambda: evs.extend(run_through(server, run_id, True)))
+    reading.daemon = True  # on main it would wait for ever
+    reading.start()
+    reading.join(wait_s)
+    assert not reading.is_alive(), (
+        f"the run has not ended in {wait_s} s: {[e['type'] for e in evs]}"
+    )
+    return evs
+
+
+def test_a_full_data_refuses_a_follow_ups_attachments_in_both_languages(server):
+    """/data's quota is the kernel's: run_python filled its inodes. Saving a follow-up's attachment then
+    failed with ENOSPC, which on main was a 500; it is a refusal the reader can act on, and nothing of
+    the follow-up is kept."""
+    assert os.geteuid() == 0, "the kernel's quota on /data needs root (as CI runs)"
+    fill = (
+        "import os\nn = 0\ntry:\n    while True:\n        os.close(os.open(f'f{n}', os.O_CREAT)); n += 1\n"
+        "except OSError as e:\n    print(e.strerror)"
+    )
+    body = {"question": "Fill it.", "settings": {**SETTINGS, "tools": ["run_python"]}}
+    r = server.post("/api/runs", {**body, "forced": [call("run_python", code=fill), DONE]})
+    evs = run_through(server, r.json()["run_id"], approve=True)
+    assert results(evs)[0]["output"].strip() == "No space left on device"
+    conversation = r.json()["conversation_id"]
+    photo = attached("photo.png", media_files.image(200, 150))
+    follow_up = {**body, "conversation_id": conversation, "attachments": [photo]}
+    refused = server.post("/api/runs", follow_up)
+    assert refused.status_code == 400, refused.text
+    message = refused.json()["message"]
+    assert "/data is full" in message["en"] and "/data 已滿" in message["zh"]
+    assert server.status()["busy"] is False
+
+
+# ---- 8. a refused request leaves nothing -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("refusal", ["an unknown conversation", "a bad attachment"])
+def test_a_refused_request_leaves_no_forced_text_for_the_next_run(server, refusal):
+    """On main, start_run queued `forced` before it looked the conversation up: a request refused with
+    404 left its text for whoever ran next, which then wrote it as its own."""
+    marker = f"Forced {uuid.uuid4().hex}.<|im_end|>"
+    body = {"question": "Hi.", "settings": {**SETTINGS, "use_tools": False}, "forced": [marker]}
+    if refusal == "an unknown conversation":
+        body["conversation_id"], status = uuid.uuid4().hex[:12], 404
+    else:
+        body["attachments"], status = [attached("cut.png", media_files.truncated_png())], 400
+    assert server.post("/api/runs", body).status_code == status
+    settings = {**SETTINGS, "use_tools": False, "max_new_tokens": 8}
+    evs = run_through(server, server.start_run("Say hi.", settings))
+    assert not any(e.get("forced") for e in evs if e["type"] == "token")
+    assert marker[:20] not in next(e for e in evs if e["type"] == "model_end")["raw"]
 
 
 # ---- 9. names and /proc ------------------------------------------------------------------------------

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 
 import pytest
 import torch
 
-from agentloop import events, media
+from agentloop import cleanup, data_folder, events, media
 from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
 from agentloop.model_backends.simple_backend import fresh_positions
 from agentloop.model_families import Sampling
@@ -35,7 +36,16 @@ def qwen(tiny):
 
 
 def saved(tmp_path, data: bytes, name: str, readable=media.MEDIA) -> media.Attachment:
-    return media.save(data, name, tmp_path, readable)
+    """Saved as the server saves it: in /data (tmp_path/data) and, a medium the model reads, also in the host's
+    own folder (tmp_path/own), the copy that is decoded."""
+    folder, own = tmp_path / "data", tmp_path / "own"
+    folder.mkdir(exist_ok=True)
+    own.mkdir(exist_ok=True)
+    return media.save(data, name, folder, own, readable)
+
+
+def files_in(folder) -> list:
+    return [p for p in folder.rglob("*") if p.is_file()]
 
 
 def encoded(backend, attachment: media.Attachment, text: str = "What is it?"):
@@ -54,7 +64,8 @@ def test_kind_is_read_from_the_content_not_the_name(tmp_path):
     assert saved(tmp_path, media_files.video(4), "clip.mp4").kind == "video"
     plain = saved(tmp_path, b"a,b\n1,2\n", "table.csv")
     assert plain.kind == "file" and plain.part() is None
-    assert (tmp_path / "table.csv").read_bytes() == b"a,b\n1,2\n"
+    assert (tmp_path / "data" / "table.csv").read_bytes() == b"a,b\n1,2\n"
+    assert not (tmp_path / "own" / "table.csv").exists()  # only media get the host's own copy
 
 
 def test_exif_orientation_turns_the_image_upright(tmp_path):
@@ -101,7 +112,70 @@ def test_bad_files_are_refused_in_both_languages_and_nothing_is_saved(tmp_path, 
         saved(tmp_path, make(), name)
     assert name in refused.value.en and name in refused.value.zh
     assert refused.value.en != refused.value.zh
-    assert list(tmp_path.iterdir()) == []  # nothing half-saved
+    assert files_in(tmp_path) == []  # nothing half-saved
+
+
+# -- what a video may cost, and a full /data -----------------------------------------------------------------------
+
+
+def test_thousands_of_frames_are_refused_by_the_headers_before_a_frame_is_decoded():
+    """Issue 40: 6,000 still 1080p frames (a 388 KB WebM) took 95 s to check on the server, every frame decoded
+    twice. Its headers say 200 s at 30 fps: refused before a frame is decoded (0.05 s here; 30 s before)."""
+    data = media_files.many_frames(6000)
+    started = time.monotonic()
+    with pytest.raises(media.MediaError) as refused:
+        media.check(data, "many.webm")
+    assert time.monotonic() - started < 10  # generous: the point is that nothing is decoded
+    assert "headers claim 6,000 frames" in refused.value.en and "6,000 個影格" in refused.value.zh
+
+
+def test_frames_the_headers_do_not_count_are_counted_by_their_packets():
+    """Written as to a pipe, a WebM says neither its duration nor its frames: its packets are counted, none
+    decoded, and the count stops at the cap."""
+    data = media_files.many_frames(4000, 64, 48, headers=False)
+    with pytest.raises(media.MediaError) as refused:
+        media.check(data, "small.webm")
+    assert f"at least {media.VIDEO_FRAMES + 1:,} frames" in refused.value.en
+
+
+def test_a_video_within_the_caps_is_decoded_once_and_kept_for_the_steps(tmp_path):
+    data = media_files.many_frames(300, 640, 360)  # 10 s
+    checked = media.check(data, "still.webm")
+    frames, metadata = checked.decoded
+    assert frames.shape == (64, 360, 640, 3) and math.isclose(metadata["duration"], 10.0)
+    attachment = saved(tmp_path, data, "still.webm")
+    assert media.load_video(attachment.path)[0].shape == frames.shape
+    assert media.load_video(attachment.path) is media.load_video(attachment.path)
+
+
+def test_a_full_data_folder_refuses_the_attachments_and_keeps_none(tmp_path):
+    """/data's quota is the kernel's (data_folder.create): a write past it fails with ENOSPC. The question's files
+    are refused in both languages, and what was written of them goes, in /data and in the host's own folder."""
+    assert os.geteuid() == 0, "the kernel's quota on /data needs root (as CI runs)"
+    folder, own = data_folder.create(1 << 20, 100, parent=tmp_path), tmp_path / "own"
+    own.mkdir()
+    files = [("photo.png", media_files.image()), ("big.bin", os.urandom(2 << 20))]
+    try:
+        with pytest.raises(media.MediaError) as refused:
+            media.save_checked(media.check_all(files), folder, own, media.MEDIA)
+        assert "/data is full" in refused.value.en and "/data 已滿" in refused.value.zh
+        assert files_in(folder) == [] and files_in(own) == []
+    finally:
+        cleanup.remove_tree(folder)
+
+
+def test_the_hosts_own_copies_have_a_quota_of_their_own(tmp_path, monkeypatch):
+    """They live outside /data's quota, which the code can empty before the next question: a conversation's
+    copies stop at OWN_BYTES, and the question past it is refused whole."""
+    photo = media_files.image(200, 150)
+    monkeypatch.setattr(media, "OWN_BYTES", 2 * len(photo))
+    for name in ("a.png", "b.png"):
+        saved(tmp_path, photo, name)
+    with pytest.raises(media.MediaError) as refused:
+        saved(tmp_path, photo, "c.png")
+    assert "new conversation" in refused.value.en and "新的對話" in refused.value.zh
+    assert sorted(p.name for p in files_in(tmp_path / "own")) == ["a.png", "b.png"]
+    assert not (tmp_path / "data" / "c.png").exists()
 
 
 def test_a_kind_the_model_cannot_read_stays_a_plain_file_and_says_why(tmp_path):

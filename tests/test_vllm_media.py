@@ -22,6 +22,7 @@ from agentloop.model_families import Sampling
 from agentloop.paths import MODELS_DIR
 from demo_server.client import free_port
 from tests import media_files
+from tests.test_media import saved
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -80,14 +81,14 @@ def test_the_probe_finds_the_kinds_the_server_takes(llm):
 
 
 def test_a_kind_the_server_refuses_is_refused_clearly(llm, tmp_path):
-    attachment = media.save(FILES["audio"](), "t.wav", tmp_path, media.MEDIA)
+    attachment = saved(tmp_path, FILES["audio"](), "t.wav")
     with pytest.raises(media.MediaError, match="takes no audio"):
         prompt_with(llm, attachment)
 
 
 @pytest.mark.parametrize("kind", ["image", "video"])
 def test_the_server_expands_as_the_processor_here(llm, here, tmp_path, kind):
-    attachment = media.save(FILES[kind](), NAMES[kind], tmp_path, media.MEDIA)
+    attachment = saved(tmp_path, FILES[kind](), NAMES[kind])
     theirs, ours = prompt_with(llm, attachment), prompt_with(here, attachment)
     assert theirs.media_tokens == ours.media_tokens and theirs.media_tokens[kind] > 0
     assert theirs.media["prompt_token_ids"] == ours.ids  # the same prompt, token for token
@@ -95,7 +96,7 @@ def test_the_server_expands_as_the_processor_here(llm, here, tmp_path, kind):
 
 
 def test_a_video_is_sent_as_its_file_and_counted_as_the_server_reads_it(llm, tmp_path):
-    attachment = media.save(FILES["video"](), "v.mp4", tmp_path, media.MEDIA)
+    attachment = saved(tmp_path, FILES["video"](), "v.mp4")
     prompt = prompt_with(llm, attachment)
     assert prompt.media["content_parts"][0]["url"].startswith("data:video/mp4;base64,")
     assert 0 < prompt.media_tokens["video"] <= 32 * 70  # at most 32 frames of 70 tokens
@@ -104,7 +105,7 @@ def test_a_video_is_sent_as_its_file_and_counted_as_the_server_reads_it(llm, tmp
 
 @pytest.mark.parametrize("kind", ["image", "video"])
 def test_generation_with_media_streams_the_usual_events(llm, here, tmp_path, kind):
-    attachment = media.save(FILES[kind](), NAMES[kind], tmp_path, media.MEDIA)
+    attachment = saved(tmp_path, FILES[kind](), NAMES[kind])
     prompt = prompt_with(llm, attachment)
     got = list(llm.generate(prompt, GREEDY, lambda: False))
     assert got[0]["type"] == "prefill" and got[0]["n_tokens"] == prompt.n_tokens
@@ -120,7 +121,7 @@ def test_generation_with_media_streams_the_usual_events(llm, here, tmp_path, kin
 
 
 def test_a_different_expansion_at_generation_is_an_error(llm, tmp_path):
-    attachment = media.save(FILES["image"](), "a.png", tmp_path, media.MEDIA)
+    attachment = saved(tmp_path, FILES["image"](), "a.png")
     prompt = prompt_with(llm, attachment)
     shown = copy.deepcopy(prompt)
     shown.media["prompt_token_ids"] = shown.media["prompt_token_ids"][:-1]  # not what it reads
