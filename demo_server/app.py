@@ -17,6 +17,7 @@ How to add an endpoint:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -125,7 +126,15 @@ def create_app(
     cleanup.sweep()  # the run folders, sandbox stages and cgroups of a server that was killed
     current = CurrentModel(device=device, orphan_s=orphan_s)
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        yield
+        # The conversations' folders go with the server that made them (as root, tmpfs mounts): a server
+        # killed before it gets here leaves them to the next start's sweep.
+        current.conversations.close()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="agentloop demo server",
         version="1",
         description=DESCRIPTION,

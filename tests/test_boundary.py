@@ -484,3 +484,17 @@ def closed(s) -> bool:
         return False
     except OSError:
         return True
+
+
+def test_a_stopped_server_leaves_no_conversation_folder_mounted(tmp_path):
+    """Its conversations' folders are tmpfs mounts as root: they go when the server stops."""
+    from tests.conftest import TINY
+
+    with demo_server(tmp_path / "site", model=str(TINY["qwen3_5"]), device="cpu") as srv:
+        client = Client(srv.url)
+        run_id = client.start_run("Hi", {"max_new_tokens": 2, "use_tools": False})
+        list(client.run_events(run_id))
+        client.close()
+        [conversation] = srv.app.state.current.conversations._kept.values()
+        assert conversation.files.is_dir()
+    assert not conversation.files.exists() and not data_folder.is_our_mount(conversation.files)
