@@ -261,6 +261,21 @@ def demo_server(site_dir: Path, wait_s: float = 60, **options) -> Iterator:
         torch.set_num_threads(threads)
 
 
+@contextlib.contextmanager
+def agent_client(tmp_path_factory, **options) -> Iterator:
+    """A Client of the real demo server on the embedded default model (agent-qwen3_5), for a module's
+    tests: the server as demo_server() starts it, with `options` (allow_forced, say)."""
+    from demo_server.client import Client
+
+    site = tmp_path_factory.mktemp("book") / "site"
+    with demo_server(
+        site, wait_s=120, model=str(AGENTS["qwen3_5"]), device="cpu", **options
+    ) as srv:
+        client = Client(srv.url, timeout=300)
+        yield client
+        client.close()
+
+
 CHROMIUM = "/usr/bin/chromium"
 # Headless, and quiet: this machine reaches no Google service, so background networking only fails.
 CHROMIUM_ARGS = [

@@ -23,7 +23,7 @@ import pytest
 from agentloop import cleanup, data_folder, sandbox, tools
 from demo_server.client import Client
 from tests import media_files
-from tests.conftest import AGENTS, demo_server
+from tests.conftest import agent_client, demo_server
 from tests.test_media_server import attached
 from tests.test_server import run_through
 
@@ -41,16 +41,8 @@ DONE = "Done.<|im_end|>"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with demo_server(
-        tmp_path_factory.mktemp("book") / "site",
-        wait_s=120,
-        model=str(AGENTS["qwen3_5"]),
-        allow_forced=True,
-        device="cpu",
-    ) as srv:
-        client = Client(srv.url, timeout=300)
+    with agent_client(tmp_path_factory, allow_forced=True) as client:
         yield client
-        client.close()
 
 
 def results(evs: list[dict]) -> list[dict]:

@@ -23,7 +23,7 @@ from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings
 from agentloop.tools import TOOLS
-from tests.conftest import AGENTS, demo_server, run_harness
+from tests.conftest import agent_client, run_harness
 
 QUESTION = "What is 48213 * 9127?"
 ANSWER = str(48213 * 9127)
@@ -446,17 +446,8 @@ def test_chapter_16_recordings_show_the_same_prompts_in_both_harnesses():
 
 @pytest.fixture(scope="module")
 def server_client(tmp_path_factory):
-    from demo_server.client import Client
-
-    with demo_server(
-        tmp_path_factory.mktemp("book") / "site",
-        wait_s=120,
-        model=str(AGENTS["qwen3_5"]),
-        device="cpu",
-    ) as srv:
-        client = Client(srv.url, timeout=300)
+    with agent_client(tmp_path_factory) as client:
         yield client
-        client.close()
 
 
 def test_server_menu_of_pis_own_models_and_its_switches(server_client, home, monkeypatch):
