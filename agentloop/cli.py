@@ -80,7 +80,8 @@ def _serve(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    from agentloop.harnesses.simple_harness import RunSettings
+    from agentloop.harnesses import HARNESSES
+    from agentloop.harnesses.settings import RunSettings
     from agentloop.paths import DEFAULT_MODEL
 
     d = (
@@ -141,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--harness",
-        choices=["simple", "pi"],
+        choices=list(HARNESSES),
         default="simple",
         help="the built-in loop, or the pi coding agent in RPC mode (needs `npm ci`)",
     )

@@ -19,13 +19,9 @@ import threading
 from pathlib import Path
 
 from agentloop import cleanup, data_folder, media, paths
-from agentloop.harnesses.pi_harness import PiHarness
-from agentloop.harnesses.simple_harness import (
-    RunSettings,
-    SimpleHarness,
-    run_reporting_errors,
-    run_settings,
-)
+from agentloop.harnesses import harness_class
+from agentloop.harnesses.base import run_reporting_errors
+from agentloop.harnesses.settings import RunSettings, run_settings
 from agentloop.model_families import Sampling
 
 DEFAULT_VLLM_URL = "http://127.0.0.1:8100"  # where `agentloop vllm serve` listens
@@ -126,13 +122,11 @@ def conversation_folder(args) -> Path:
 def loop(llm, args, settings: RunSettings, folder: Path, attachments=()) -> int:
     """Run the harness in a worker thread and show its events until run_end; 0 if it ended well."""
     inbox: queue.Queue = queue.Queue()
-    if args.harness == "pi":  # pi is told of the files in /data by their names in the question
-        named = "".join(f"\nAttached: /data/{a.name}" for a in attachments)
-        harness = PiHarness(llm, [], args.question + named, settings, inbox.put, folder)
-    else:
-        harness = SimpleHarness(
-            llm, [], args.question, settings, inbox.put, folder, attachments=attachments
-        )
+    make, question = harness_class(args.harness), args.question
+    if not make.takes_attachments:  # told of the files in /data by their names instead
+        question += "".join(f"\nAttached: /data/{a.name}" for a in attachments)
+        attachments = ()
+    harness = make(llm, [], question, settings, inbox.put, folder, attachments)
     worker = threading.Thread(target=run_reporting_errors, args=(harness,), daemon=True)
     worker.start()
     show = print_json if args.json else Printer().show

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import asdict
 
 from agentloop import media, paths
-from agentloop.harnesses.simple_harness import run_settings
+from agentloop.harnesses import HARNESSES, harness_class
+from agentloop.harnesses.settings import run_settings
 from agentloop.tools import TOOLS
 from demo_server import menu
 from demo_server.backends import Backends, kind_of
@@ -63,6 +64,7 @@ class CurrentModel:
                 "model": self.name,
                 "family": b.family.key if b else None,
                 "harness": "simple",
+                "harnesses": list(HARNESSES),
                 "backend": kind_of(b) if b else "transformers",
                 "where": self.backends.where(kind_of(b)) if b else None,
                 "device": str(b.device) if b and hasattr(b, "device") else None,
@@ -185,7 +187,7 @@ class CurrentModel:
                     f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
                     f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。",
                 )
-            if attaching and settings.harness == "pi":
+            if attaching and not harness_class(settings.harness).takes_attachments:
                 raise ApiError(
                     400,
                     "Attachments go to agentloop's own loop: run them with harness simple.",

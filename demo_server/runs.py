@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable, Iterator
 
 from agentloop import cleanup, data_folder, media
-from agentloop.harnesses.pi_harness import PiHarness
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.harnesses import harness_class
+from agentloop.harnesses.base import run_reporting_errors
+from agentloop.harnesses.settings import RunSettings
 from demo_server.conversations import Conversation
 from demo_server.stream import EventLog
 
@@ -70,15 +71,14 @@ class Run:
         self.conversation = conversation or Conversation(
             "", data_folder.create(prefix="agentloop-run")
         )
-        harness_class = PiHarness if settings.harness == "pi" else SimpleHarness
-        self.harness = harness_class(
+        self.harness = harness_class(settings.harness)(
             llm,
             self.conversation.messages,
             question,
             settings,
             self._emit,
             self.conversation.files,
-            **({"attachments": self.attachments} if self.attachments else {}),
+            self.attachments,
         )
         self.id = self.harness.id
         self._on_end = on_end
@@ -127,7 +127,7 @@ class Run:
         """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s:
         no stream is open, or each open one has stopped taking what it is sent."""
         while not self._ended.wait(1.0 if self._orphan_s >= 2 else self._orphan_s / 2):
-            waiting_since = self.harness.waiting_since
+            waiting_since = self.harness.reader.waiting_since
             self.log.probe_bytes = PROBE_BYTES if waiting_since is not None else 0
             if waiting_since is None:
                 continue

@@ -16,7 +16,8 @@ from pydantic import (
 )
 
 from agentloop import media
-from agentloop.harnesses.simple_harness import RunSettings
+from agentloop.harnesses import HARNESSES
+from agentloop.harnesses.settings import RunSettings
 from agentloop.tools import select
 from demo_server.errors import ApiError
 
@@ -75,9 +76,10 @@ class RunSettingsIn(Strict):
     )
     max_format_errors: int | None = Field(DEFAULT.max_format_errors, ge=1, le=10)
     time_limit_s: float | None = Field(DEFAULT.time_limit_s, gt=0, le=3600, allow_inf_nan=False)
-    harness: Literal["simple", "pi"] | None = Field(
+    harness: Literal[tuple(HARNESSES)] | None = Field(  # type: ignore[valid-type]
         DEFAULT.harness,
-        description="The loop that runs the question: agentloop's own (simple) or the pi coding agent (pi).",
+        description="The loop that runs the question, a name of agentloop's HARNESSES: agentloop's own "
+        "(simple) or the pi coding agent (pi).",
     )
     pi_model: (
         Annotated[str, StringConstraints(max_length=200, pattern=r"^([\w.-]+/[\w.:/@-]+)?$")] | None
@@ -265,6 +267,9 @@ class Status(BaseModel):
     model: str | None
     family: str | None
     harness: str
+    harnesses: list[str] = Field(
+        description="The loops a run may ask for (settings.harness): agentloop's HARNESSES registry."
+    )
     backend: str = Field(description="What runs the model for every tab: transformers or vllm.")
     where: str | None = Field(
         description="The vLLM server's URL; null when the model runs in the demo server."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from agentloop.harnesses.simple_harness import run_settings
+from agentloop.harnesses.settings import run_settings
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.sampling import candidates, sample
 from agentloop.model_backends.simple_backend import fresh_positions

@@ -802,7 +802,7 @@ def checks() -> Figure:
         ("parsed call", "e"),
         ("validate()", "a"),
         ("in seen?", "a"),
-        ("_ask()", "b"),
+        ("reader.ask()", "b"),
         ("run", "c"),
     ]
     refusals = ["", "invalid arguments", "a repeated call", "denied", ""]

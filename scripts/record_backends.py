@@ -21,11 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentloop.harnesses.simple_harness import (  # noqa: E402
-    RunSettings,
-    SimpleHarness,
-    run_reporting_errors,
-)
+from agentloop.harnesses.base import run_reporting_errors  # noqa: E402
+from agentloop.harnesses.settings import RunSettings  # noqa: E402
+from agentloop.harnesses.simple_harness import SimpleHarness  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
 
 RUNS = ROOT / "docs" / "chapters" / "runs"

@@ -11,7 +11,8 @@ import threading
 import time
 
 from agentloop import events
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.model_families import FAMILIES
 from tests.conftest import APPROVED_RUN, run_harness
 
@@ -280,8 +281,17 @@ def test_every_event_carries_its_time_since_the_start_and_the_line_that_sent_it(
     times = [e["t_ms"] for e in evs]
     assert times == sorted(times) and times[0] < times[-1]
     assert evs[-1]["ms"] >= times[-1] - 1
-    source = (events.ROOT / "agentloop/harnesses/simple_harness.py").read_text().splitlines()
+    # The loop sends its own events; the step's (context, prefill, token) and the reader's
+    # (permission, decision) come from the functions they share with pi's harness.
+    senders = {
+        "context": "step.py",
+        "prefill": "step.py",
+        "token": "step.py",
+        "permission": "base.py",
+        "decision": "base.py",
+    }
     for e in evs:
         path, line = e["src"].rsplit(":", 1)
-        assert path == "agentloop/harnesses/simple_harness.py", e
+        assert path == f"agentloop/harnesses/{senders.get(e['type'], 'simple_harness.py')}", e
+        source = (events.ROOT / path).read_text().splitlines()
         assert "emit(" in source[int(line) - 1], (e["type"], source[int(line) - 1])

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from agentloop import events
-from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 from agentloop.model_families import FAMILIES
 from agentloop.paths import MODELS_DIR
 from agentloop.tools import TOOLS, validate

@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from agentloop import cleanup, data_folder, events, media
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.model_backends.simple_backend import fresh_positions
 from agentloop.model_families import Sampling
 from tests import media_files

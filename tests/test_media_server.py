@@ -257,7 +257,7 @@ def test_an_upload_while_a_run_is_busy_is_refused_before_its_body_is_read(server
     run_id = client.start_run(
         "Compute.", settings, [family.write_call("run_python", {"code": "1"})]
     )
-    call_id = wait_for(lambda: server.current.run and server.current.run.harness.waiting_for)
+    call_id = wait_for(lambda: server.current.run and server.current.run.harness.reader.waiting_for)
     s = upload(server, client.token, 32 << 20)
     got = answered(s, 5)
     s.close()

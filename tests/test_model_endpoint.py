@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from agentloop.harnesses.model_endpoint import MAX_BODY, ModelEndpoint
-from agentloop.harnesses.simple_harness import RunSettings
+from agentloop.harnesses.settings import RunSettings
 
 REQUEST_S = 1.0  # the endpoint's: seconds a connection has to send its whole request
 MAX_CONNECTIONS = 8  # the endpoint's: connections open at once

@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from agentloop import events as events_module
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.harnesses.base import run_reporting_errors
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.model_backends import model_folder
 from agentloop.model_backends.mtp import Drafter, kv_layers
 from agentloop.model_backends.simple_backend import SimpleBackend

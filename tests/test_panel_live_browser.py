@@ -98,7 +98,8 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(
     site, browser, tmp_path, own_tiny
 ):
     # A run of the real tiny model (its output forced: a call, then the answer), replayed by chapter 1's panel.
-    from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+    from agentloop.harnesses.settings import RunSettings
+    from agentloop.harnesses.simple_harness import SimpleHarness
 
     backend = own_tiny("qwen3_5")
     for text in (forced_call("print(7)"), forced_answer("7")):

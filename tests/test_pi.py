@@ -21,7 +21,8 @@ from agentloop import events
 from agentloop.harnesses import pi_harness
 from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
-from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 from agentloop.tools import TOOLS
 from tests.conftest import agent_client, run_harness
 

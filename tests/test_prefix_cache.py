@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, RunSettings, SimpleHarness
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, SimpleHarness
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.prefix_cache import MAX_STATES, nbytes
 from agentloop.model_backends.simple_backend import SimpleBackend

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.model_families import FAMILIES
 from agentloop.model_families.base import Sampling
 from agentloop.tiny_models import TEMPLATES

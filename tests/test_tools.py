@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from agentloop import sandbox, tools
-from agentloop.harnesses.simple_harness import RunSettings
+from agentloop.harnesses.settings import RunSettings
 from agentloop.tools import DEFAULT_TOOLS, TOOLS, ToolOutput, select, validate
 
 

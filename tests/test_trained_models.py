@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentloop.harnesses.simple_harness import REPEATED_CALL, RunSettings, SimpleHarness
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import REPEATED_CALL, SimpleHarness
 from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out, states
 from tests.conftest import AGENTS, run_harness

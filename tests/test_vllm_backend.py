@@ -21,7 +21,9 @@ import pytest
 import torch
 
 from agentloop import events
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_reporting_errors
+from agentloop.harnesses.base import run_reporting_errors
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.model_backends import Encoded, vllm_backend
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, ServerError, VLLMBackend

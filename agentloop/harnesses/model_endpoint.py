@@ -46,12 +46,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from agentloop import events, guarded_http
-from agentloop.harnesses.simple_harness import (
-    RunSettings,
-    common_prefix,
-    role_counts,
-    role_tokens,
-)
+from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.step import take_step
 from agentloop.model_backends import Backend
 
 PATH = "/v1/chat/completions"
@@ -152,49 +148,35 @@ class ModelEndpoint:
         keep-alive), which returns False once the client has gone."""
         # [quote:complete]
         messages, tools = conversation_from(request, self.llm.family.thinking_key)
-        schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in tools or []}
-        sampling = sampling_for(request, self.settings)
         step = self._next_step()
-        prompt = self.llm.render(messages, tools, self.settings.thinking)
-        encoded = self.llm.encode(prompt)
-        self.emit(
-            "context",
-            step=step,
-            prompt=encoded.text,
-            n_tokens=encoded.n_tokens,
-            added_from=common_prefix(prompt, self._prev_prompt) if self._prev_prompt else 0,
-            media_tokens=encoded.media_tokens,
-            context_length=self.llm.context_length,
-            roles=role_counts(messages),
-            role_tokens=role_tokens(self.llm, messages, tools, self.settings.thinking, encoded),
+        gone = threading.Event()
+
+        def stream(token: dict) -> None:
+            """A token's text to pi as it comes (a keep-alive when pi sees none of it)."""
+            field = DELTA_FIELDS.get(token.get("channel"))
+            chunk = delta_chunk({field: token["text"]}) if field and token.get("text") else None
+            if not send(chunk):  # pi went away: no next token
+                gone.set()
+
+        taken = take_step(
+            self.llm,
+            step,
+            messages,
+            tools,
+            self.settings.thinking,
+            sampling_for(request, self.settings),
+            self.emit,
+            lambda: self._stop.is_set() or gone.is_set(),
+            self._prev_prompt,
+            on_token=stream,
         )
-        self._prev_prompt, self.conversation = prompt, messages
+        self._prev_prompt, self.conversation = taken.prompt, messages
+        self.done[step] = taken.done
+        if taken.parsed is None or gone.is_set():
+            return
+        parsed, encoded, done = taken.parsed, taken.encoded, taken.done
         # [/quote:complete]
 
-        # [quote:stream]
-        gone = threading.Event()
-        done: dict = {}
-        for ev in self.llm.generate(
-            encoded, sampling, lambda: self._stop.is_set() or gone.is_set()
-        ):
-            kind = ev.pop("type")
-            if kind == "done":
-                done = ev
-                continue
-            self.emit(kind, step=step, **ev)  # the book sees every token, with its probabilities
-            field = DELTA_FIELDS.get(ev.get("channel"))
-            chunk = delta_chunk({field: ev["text"]}) if field and ev.get("text") else None
-            if kind == "token" and not send(chunk):  # pi went away: no next token
-                gone.set()
-        self.done[step] = done
-        if done["finish"] == "user_stopped" or gone.is_set():
-            return
-        parsed = self.llm.family.parse(
-            done["raw"],
-            schemas,
-            thinking_open=encoded.text.endswith(self.llm.family.thought_prefix),
-        )
-        # [/quote:stream]
         # [quote:finish]
         if parsed.error:  # pi reads the unreadable call as text, as the model wrote it
             send(delta_chunk({"content": parsed.error.text}))

@@ -33,17 +33,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from agentloop import data_folder, events, media
+from agentloop.harnesses.base import Reader
 from agentloop.harnesses.model_endpoint import ModelEndpoint
-from agentloop.harnesses.simple_harness import (
-    SYSTEM_NO_TOOLS,
-    SYSTEM_WITH_TOOLS,
-    RunSettings,
-    SimpleHarness,
-)
+from agentloop.harnesses.settings import RunSettings, tools_for
+from agentloop.harnesses.simple_harness import SYSTEM_NO_TOOLS, SYSTEM_WITH_TOOLS
 from agentloop.model_backends import Backend
 from agentloop.paths import ROOT
 from agentloop.tools import Tool
@@ -81,9 +80,11 @@ class PiFailed(RuntimeError):
     """pi ended, hung or refused a command in the middle of a run."""
 
 
-class PiHarness(SimpleHarness):
-    """pi's loop, with SimpleHarness's side of the reader: the same decide(), stop(), permission wait
-    and time limit, so a call waits for the reader in the same way in both harnesses."""
+class PiHarness:
+    """pi's loop, with the same Reader as SimpleHarness (base.py): the same decide(), stop(),
+    permission wait and time limit, so a call waits for the reader in the same way in both."""
+
+    takes_attachments = False  # not yet: files in /data are named in the question instead
 
     def __init__(
         self,
@@ -93,26 +94,29 @@ class PiHarness(SimpleHarness):
         settings: RunSettings,
         emit: Callable[[dict], None],
         files: Path | None = None,
+        attachments: Sequence[media.Attachment] = (),
     ):
         if history:
             raise ValueError(
                 "PiHarness starts a fresh pi for each question: follow-ups are not supported yet"
             )
+        if attachments:
+            raise ValueError("PiHarness takes no attachments: name the files in the question")
         if llm is None and not settings.pi_model:
             raise ValueError(
                 "PiHarness needs this page's model, or one of pi's own (settings.pi_model)"
             )
+        self.id = uuid.uuid4().hex[:12]
+        # With pi's own model nothing runs here; run_start reports the harness as pi.
+        self.llm = None if settings.pi_model else llm
+        self.settings = replace(settings, harness="pi")
+        self.messages = [*history, {"role": "user", "content": user_text}]
+        self.files = files or data_folder.create()  # the folder pi's tools see as /data
+        self.tools = tools_for(settings)
+        self._emit = emit
+        self.reader = Reader(self.settings, self.emit)  # permission, Stop and the time limit
         self.endpoint: ModelEndpoint | None = None
         self.pi: PiProcess | None = None
-        # With pi's own model nothing runs here; run_start reports the harness as pi.
-        super().__init__(
-            None if settings.pi_model else llm,
-            history,
-            user_text,
-            replace(settings, harness="pi"),
-            emit,
-            files,
-        )
         self.user_text = user_text
         self.step = 0
         self._requests = 0  # provider requests pi has reported; the endpoint serves them in order
@@ -158,7 +162,7 @@ class PiHarness(SimpleHarness):
             self.emit("error", message={"en": f"pi failed: {e}", "zh": f"pi 執行失敗：{e}"})
             stop_reason, final = "error", ""
         finally:
-            self._stop.set()
+            self.reader.stop()  # ends any wait still open (the endpoint's, for a request)
             if self.endpoint:
                 self.endpoint.close()
             if self.pi:
@@ -170,7 +174,7 @@ class PiHarness(SimpleHarness):
             stop_reason=stop_reason,
             final=final,
             steps=self.step,
-            ms=round((time.perf_counter() - self._start) * 1000, 1),
+            ms=self.reader.ms(),
         )
 
     # [quote:follow]
@@ -179,8 +183,8 @@ class PiHarness(SimpleHarness):
         it."""
         stop_reason, final, aborted_at = "final", "", None
         while True:
-            if aborted_at is None and (self._stop.is_set() or self._out_of_time()):
-                stop_reason, aborted_at = self._why_stopped(), time.monotonic()
+            if aborted_at is None and self.reader.should_stop():
+                stop_reason, aborted_at = self.reader.why_stopped(), time.monotonic()
                 self.pi.send("abort")
             if aborted_at is not None and time.monotonic() - aborted_at > SETTLE_S:
                 raise PiFailed(f"pi did not settle within {SETTLE_S:.0f} s of being stopped")
@@ -249,7 +253,7 @@ class PiHarness(SimpleHarness):
             self._request(json.loads(r["message"][len(REQUEST_MARK) :]))
         elif method == "confirm" and r.get("title") == PERMISSION_TITLE:
             call = json.loads(r.get("message") or "{}")
-            approved = self._ask(self.step, call.get("call_id", ""))
+            approved = self.reader.ask(self.step, call.get("call_id", ""))
             self.pi.respond(r["id"], confirmed=bool(approved))
         elif method in ("select", "confirm", "input", "editor"):
             self.pi.respond(r["id"], cancelled=True)
@@ -288,7 +292,7 @@ class PiHarness(SimpleHarness):
         read)."""
         with self._request_seen:
             self._request_seen.wait_for(
-                lambda: self._requests > self._served or self._stop.is_set(), timeout=10
+                lambda: self._requests > self._served or self.reader.stopped(), timeout=10
             )
             self._served += 1
             return self.step
@@ -319,7 +323,7 @@ class PiHarness(SimpleHarness):
         self.emit("model_end", step=self.step, usage=usage, **done)
         # After the reader's stop the endpoint ends pi's stream before its finish: pi may call that an
         # error before our abort reaches it, but the run ended because the reader stopped it.
-        if stop == "error" and not self._stop.is_set():
+        if stop == "error" and not self.reader.stopped():
             error = message.get("errorMessage") or "no message"
             self.emit(
                 "error",
@@ -331,11 +335,18 @@ class PiHarness(SimpleHarness):
             )
         return stop
 
-    # -- the reader's side: SimpleHarness's decide(), permission wait and time limit, and stop() ----------
+    # -- the reader's side: the Reader's, and the endpoint's stop --------------------------------------
+
+    def emit(self, kind: str, **fields) -> None:
+        """Send an event with the run's clock and the line that sent it, as SimpleHarness does."""
+        self._emit(events.make(kind, **fields, t_ms=self.reader.ms(), src=events.caller(skip=1)))
+
+    def decide(self, call_id: str, approve: bool) -> bool:
+        return self.reader.decide(call_id, approve)
 
     def stop(self) -> None:
         """End the run: the endpoint stops before its next token, and pi is told to abort."""
-        super().stop()
+        self.reader.stop()
         if self.endpoint:
             self.endpoint.stop()
         with self._request_seen:

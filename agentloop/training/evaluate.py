@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentloop import cleanup, data_folder, paths
-from agentloop.harnesses.simple_harness import RunSettings, SimpleHarness, run_settings
+from agentloop.harnesses.settings import RunSettings, run_settings
+from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
 from agentloop.training.held_out_phrasings import held_out_question, reader_tasks
 from agentloop.training.phrasing import training_question

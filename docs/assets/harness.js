@@ -1,5 +1,6 @@
-/* harness.js: chapter 16's switches in a live panel's form. Which loop runs the question
-   (agentloop's own, or pi), and for pi which model it asks: this page's, or one of pi's own (GET
+/* harness.js: chapter 16's switches in a live panel's form. Which loop runs the question (the
+   names the server's /api/status lists, from agentloop's HARNESSES registry, each labelled by
+   i18n.js's harness.<name>), and for pi which model it asks: this page's, or one of pi's own (GET
    pi_models, asked the first time pi is picked; its message says when pi has no credentials). The
    panel's data-harness picks the first choice. Leaves out: anything pi-specific beyond the two
    fields the server's RunSettingsIn takes (harness, pi_model). */
@@ -7,11 +8,6 @@
 import { getJSON } from "./api.js";
 import { el } from "./dom.js";
 import { pick, t } from "./i18n.js";
-
-const HARNESSES = [
-  ["simple", "harness.simple"],
-  ["pi", "harness.pi"],
-];
 
 function option(value, label) {
   const o = el("option", null, label);
@@ -25,11 +21,11 @@ function field(label, control) {
   return f;
 }
 
-// {box: the controls, values(): the settings fields they set}.
-export function harnessControls(root, defaults) {
+// {box: the controls, values(): the settings fields they set}. `names`: the harnesses the server runs.
+export function harnessControls(root, defaults, names) {
   const harness = el("select", "al-harness-select");
   harness.name = "harness";
-  harness.append(...HARNESSES.map(([value, label]) => option(value, t(label))));
+  harness.append(...(names || ["simple"]).map((name) => option(name, t(`harness.${name}`))));
   harness.value = root.dataset.harness || defaults.harness || "simple";
   const model = el("select", "al-pi-model-select");
   model.name = "pi_model";
@@ -59,6 +55,6 @@ export function harnessControls(root, defaults) {
   sync();
 
   const values = () =>
-    harness.value === "pi" ? { harness: "pi", pi_model: model.value } : { harness: "simple" };
+    harness.value === "pi" ? { harness: "pi", pi_model: model.value } : { harness: harness.value };
   return { box, values };
 }

@@ -474,7 +474,7 @@ class Panel {
       foldedBody.append(label);
     }
     this.inputs = inputs;
-    const harness = harnessControls(this.root, defaults);
+    const harness = harnessControls(this.root, defaults, status.harnesses);
     // Chapter 16's panels (data-harness) are about the harness: its switch stays in view.
     (this.root.dataset.harness ? form : foldedBody).append(harness.box);
     const offered = Array.isArray(status.tools) ? status.tools : [];

@@ -1,0 +1,123 @@
+"""One step of the loop, the model's part of it: the conversation rendered into one string, encoded, shown
+(`context`), generated one token at a time (`prefill`, `token`), and read back (parsed by the family). What the
+step does with that (run a tool, answer, try again) is the harness's.
+
+Both loops that run this page's model take their steps here: SimpleHarness, and ModelEndpoint, which answers pi's
+requests with the same events. The prompt accounting the `context` event carries (what the step added, the
+tokens by role) is here too. Left out: `model_end`, which each harness sends in its own way (pi reports its own
+usage), and everything after the parse.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agentloop import media
+from agentloop.model_backends import Backend, Encoded
+from agentloop.model_families import Parsed, Sampling
+
+
+@dataclass
+class Step:
+    prompt: str  # the conversation rendered, as the template wrote it (media not yet expanded)
+    encoded: Encoded  # what the model read: the text with media expanded, its token ids
+    done: dict  # generate()'s last event: finish, raw, n_tokens, timings
+    parsed: Parsed | None  # what the reply says (None when generation was stopped)
+
+
+def take_step(
+    llm: Backend,
+    n: int,
+    messages: list[dict],
+    tools: list[dict] | None,
+    thinking: bool,
+    sampling: Sampling,
+    emit: Callable[..., None],
+    should_stop: Callable[[], bool],
+    prev_prompt: str = "",
+    on_token: Callable[[dict], None] | None = None,
+) -> Step:
+    """Step `n` of a conversation: `messages` (system prompt first) with `tools` (their schemas, for the chat
+    template), generated with `sampling` until the model stops or `should_stop()`. `prev_prompt` is the last
+    step's, to mark what this one added; `on_token` sees each token as it comes (the endpoint streams it)."""
+    # [quote:render]
+    prompt = llm.render(messages, tools, thinking)
+    encoded = llm.encode(prompt, media.parts(messages))
+    # What this step added: everything after the part it shares with the last step's prompt. The media sit
+    # in user messages, before that part, so in the expanded text it starts further on by what their
+    # placeholders expanded into.
+    expanded_by = len(encoded.text) - len(prompt)
+    emit(
+        "context",
+        step=n,
+        prompt=encoded.text,
+        n_tokens=encoded.n_tokens,
+        added_from=expanded_by + common_prefix(prompt, prev_prompt) if prev_prompt else 0,
+        media_tokens=encoded.media_tokens,
+        context_length=llm.context_length,
+        roles=role_counts(messages),
+        role_tokens=role_tokens(llm, messages, tools, thinking, encoded),
+    )
+    # [/quote:render]
+
+    # [quote:generate]
+    done: dict = {}
+    for ev in llm.generate(encoded, sampling, should_stop):
+        kind = ev.pop("type")
+        if kind == "done":
+            done = ev
+            continue
+        emit(kind, step=n, **ev)  # prefill and each token, as they come
+        if kind == "token" and on_token:
+            on_token(ev)
+    if done["finish"] == "user_stopped":
+        return Step(prompt, encoded, done, None)
+    # [/quote:generate]
+
+    # [quote:parse]
+    schemas = {t["function"]["name"]: t["function"].get("parameters", {}) for t in tools or []}
+    parsed = llm.family.parse(
+        done["raw"], schemas, thinking_open=encoded.text.endswith(llm.family.thought_prefix)
+    )
+    return Step(prompt, encoded, done, parsed)
+    # [/quote:parse]
+
+
+# ---- the prompt's accounting, for the `context` event -----------------------------------------------------------
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many leading characters two strings share."""
+    return len(os.path.commonprefix([a, b]))
+
+
+def role_counts(messages: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for m in messages:
+        counts[m["role"]] = counts.get(m["role"], 0) + 1
+    return counts
+
+
+def role_tokens(llm, messages: list[dict], tools, thinking: bool, encoded) -> dict[str, int]:
+    """Of the prompt's tokens, how many each role's messages take. The prompt is cut where the
+    template's rendering of the messages up to each one stops agreeing with it (a template that
+    rewrites earlier turns, such as dropping old thinking, moves the cut back, never forward), and
+    the tokens of each cut-off part go to its message's role; the opened reply after the last
+    message is the assistant's. Costs one render and one tokenization per message."""
+    prompt = encoded.text
+    counts: dict[str, int] = {}
+    before = 0  # tokens up to the last cut
+    cut = 0
+    for k, message in enumerate(messages, 1):
+        try:
+            part = llm.render(messages[:k], tools, thinking, generation_prompt=False)
+        except Exception:  # a template that refuses a conversation cut here: the next cut takes it
+            continue
+        cut = max(cut, common_prefix(part, prompt))
+        upto = llm.encode(prompt[:cut]).n_tokens if cut else 0
+        counts[message["role"]] = counts.get(message["role"], 0) + max(0, upto - before)
+        before = max(before, upto)
+    counts["assistant"] = counts.get("assistant", 0) + max(0, encoded.n_tokens - before)
+    return counts
