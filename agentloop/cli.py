@@ -34,9 +34,34 @@ def _models_eval_tiny(args) -> int:
 
 
 def _sandbox(args) -> int:
-    from agentloop import sandbox
+    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print
+    the result (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`:
+    the table of protections (sandbox_check.py)."""
+    from pathlib import Path
 
-    return sandbox.cli_main(args)
+    from agentloop import sandbox, sandbox_check
+    from agentloop.terminal import visible
+
+    if args.check:
+        return sandbox_check.main()
+    if args.folder is None or args.code is None:
+        print("agentloop sandbox: give --folder DIR and -c CODE, or --check", file=sys.stderr)
+        return 2
+    folder = Path(args.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    timeout = sandbox.DEFAULT_TIMEOUT if args.timeout is None else args.timeout
+    try:
+        r = sandbox.run(args.code, folder, timeout=timeout)
+    except sandbox.SandboxUnavailable as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(f"--- stdout\n{visible(r.stdout)}" if r.stdout else "--- stdout (empty)")
+    print(f"--- stderr\n{visible(r.stderr)}" if r.stderr else "--- stderr (empty)")
+    print(
+        f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else "")
+    )
+    print(f"--- memory of the sandbox as a whole: {r.cgroup}")
+    return 0
 
 
 def _tool(args) -> int:
@@ -82,6 +107,7 @@ def _serve(args) -> int:
 def parser() -> argparse.ArgumentParser:
     from agentloop.harnesses import HARNESSES
     from agentloop.harnesses.settings import RunSettings
+    from agentloop.model_backends import BACKENDS
     from agentloop.paths import DEFAULT_MODEL
 
     d = (
@@ -172,7 +198,7 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--backend",
-        choices=["transformers", "vllm"],
+        choices=list(BACKENDS),
         default="transformers",
         help="what runs the model: transformers here, or a vLLM server (--vllm-url)",
     )

@@ -562,33 +562,3 @@ def check() -> None:
             "run_python never runs code outside a sandbox."
         )
     _works = True
-
-
-def cli_main(args) -> int:
-    """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print
-    the result (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`:
-    the table of protections (sandbox_check.py)."""
-    if args.check:
-        from agentloop import sandbox_check
-
-        return sandbox_check.main()
-    if args.folder is None or args.code is None:
-        print("agentloop sandbox: give --folder DIR and -c CODE, or --check", file=sys.stderr)
-        return 2
-    from agentloop.terminal import visible
-
-    folder = Path(args.folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-    try:
-        r = run(args.code, folder, timeout=timeout)
-    except SandboxUnavailable as e:
-        print(e, file=sys.stderr)
-        return 2
-    print(f"--- stdout\n{visible(r.stdout)}" if r.stdout else "--- stdout (empty)")
-    print(f"--- stderr\n{visible(r.stderr)}" if r.stderr else "--- stderr (empty)")
-    print(
-        f"--- exit code {r.exit_code} after {r.ms:.0f} ms" + (f": {r.reason}" if r.reason else "")
-    )
-    print(f"--- memory of the sandbox as a whole: {r.cgroup}")
-    return 0

@@ -54,16 +54,14 @@ def load(name: str | None, backend: str = "transformers", vllm_url: str | None =
     `vllm_url` ($VLLM_URL, else where `agentloop vllm serve` listens) serving it, or its first model
     when no name is given. A model that cannot be found or fetched is a message in English and
     Chinese on stderr, and None."""
-    from agentloop.model_backends import model_folder
-    from agentloop.model_backends.simple_backend import SimpleBackend
+    from agentloop.model_backends import model_folder, open_backend
 
     try:
         if backend == "vllm":
-            from agentloop.model_backends.vllm_backend import VLLMBackend
-
-            return VLLMBackend(vllm_url or os.environ.get("VLLM_URL") or DEFAULT_VLLM_URL, name)
+            url = vllm_url or os.environ.get("VLLM_URL") or DEFAULT_VLLM_URL
+            return open_backend("vllm", name, url=url)
         ref, _ = paths.model_ref(name, folders=True)
-        return SimpleBackend(ref)
+        return open_backend(backend, ref)
     except paths.ModelNotFound as e:
         message = {"en": e.en, "zh": e.zh}
     except Exception as e:  # huggingface_hub's, the family check's and the server's errors

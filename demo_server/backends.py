@@ -15,13 +15,12 @@ import socket
 import tempfile
 from pathlib import Path
 
-BACKENDS = ("transformers", "vllm")
+from agentloop.model_backends import BACKENDS, open_backend
 
 
 def kind_of(backend) -> str:
-    from agentloop.model_backends.vllm_backend import VLLMBackend
-
-    return "vllm" if isinstance(backend, VLLMBackend) else "transformers"
+    """Which of BACKENDS runs `backend`."""
+    return backend.kind
 
 
 def vllm_installed() -> bool:
@@ -44,21 +43,17 @@ class Backends:
         """The backend `kind` on `model` (`ref`: its folder or Hub id), after stopping a vLLM this
         page started (it holds a copy of a model in memory)."""
         self.stop_started()
-        if kind == "transformers":
-            from agentloop.model_backends.simple_backend import SimpleBackend
-
-            return SimpleBackend(ref, device=self.device)
-        from agentloop.model_backends.vllm_backend import VLLMBackend
-
+        if kind != "vllm":
+            return open_backend(kind, ref, device=self.device)
         if self.vllm_url:  # someone else's server: use it as it is
-            return VLLMBackend(self.vllm_url, model)
+            return open_backend("vllm", model, url=self.vllm_url)
         from agentloop.model_backends.vllm_local import LocalServer
 
         log = Path(tempfile.mkdtemp(prefix="agentloop-vllm-")) / "vllm.log"
         self.server = LocalServer(ref, free_port(), log)
         try:
             self.server.wait()
-            return VLLMBackend(self.server.url)
+            return open_backend("vllm", None, url=self.server.url)
         except Exception:
             self.stop_started()
             raise

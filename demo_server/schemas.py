@@ -18,6 +18,7 @@ from pydantic import (
 from agentloop import media
 from agentloop.harnesses import HARNESSES
 from agentloop.harnesses.settings import RunSettings
+from agentloop.model_backends import BACKENDS
 from agentloop.tools import select
 from demo_server.errors import ApiError
 
@@ -218,9 +219,10 @@ class LoadRequest(Strict):
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
         description="A checkpoint in models/ by folder name (tiny-qwen3_5), or a Hugging Face id (Qwen/Qwen3.5-0.8B)."
     )
-    backend: Literal["transformers", "vllm"] = Field(
+    backend: Literal[tuple(BACKENDS)] = Field(  # type: ignore[valid-type]
         "transformers",
-        description="What runs it: transformers in the demo server, or vLLM (chapter 11).",
+        description="What runs it, a name of agentloop's BACKENDS: transformers in the demo server, or "
+        "vLLM (chapter 11).",
     )
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from agentloop import events
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SimpleHarness
@@ -295,3 +297,28 @@ def test_every_event_carries_its_time_since_the_start_and_the_line_that_sent_it(
         assert path == f"agentloop/harnesses/{senders.get(e['type'], 'simple_harness.py')}", e
         source = (events.ROOT / path).read_text().splitlines()
         assert "emit(" in source[int(line) - 1], (e["type"], source[int(line) - 1])
+
+
+def test_one_registry_of_harnesses_and_one_of_backends_every_caller_reads():
+    """The CLI's choices, the server's settings and load schemas and its status list are the
+    registries' names (a new harness or backend is one entry, not six places)."""
+    from agentloop.cli import parser
+    from agentloop.harnesses import HARNESSES, harness_class
+    from agentloop.model_backends import BACKENDS
+    from demo_server.schemas import LoadRequest, RunSettingsIn
+
+    run = parser()._subparsers._group_actions[0].choices["run"]
+    choices = {a.dest: a.choices for a in run._actions}
+    assert list(choices["harness"]) == list(HARNESSES) and list(choices["backend"]) == list(
+        BACKENDS
+    )
+    for name in HARNESSES:
+        assert RunSettingsIn(harness=name).harness == name
+        cls = harness_class(name)
+        assert isinstance(cls.takes_attachments, bool) and callable(cls.decide)
+    for kind in BACKENDS:
+        assert LoadRequest(model="m", backend=kind).backend == kind
+    with pytest.raises(ValueError):
+        RunSettingsIn(harness="emacs")
+    with pytest.raises(ValueError):
+        LoadRequest(model="m", backend="llama.cpp")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import cgroup, sandbox
+from agentloop import cgroup, cli, sandbox
 from agentloop.sandbox import Limits, SandboxUnavailable
 
 T = 3.0  # seconds of wall clock per run: short, so the file stays fast
@@ -749,22 +749,22 @@ def test_missing_folder_raises(tmp_path):
         sandbox.run("print(1)", tmp_path / "nope")
 
 
-def test_cli_main(folder, capsys):
+def test_the_sandbox_command(folder, capsys):
     args = argparse.Namespace(
         check=False,
         folder=str(folder),
         timeout=None,
         code="print('from the cli'); raise SystemExit(3)",
     )
-    assert sandbox.cli_main(args) == 0
+    assert cli._sandbox(args) == 0
     out = capsys.readouterr().out
     assert "from the cli" in out and "exit code 3" in out
 
 
-def test_cli_main_without_bwrap(folder, capsys, monkeypatch):
+def test_the_sandbox_command_without_bwrap(folder, capsys, monkeypatch):
     monkeypatch.setattr(sandbox.shutil, "which", lambda name, *a, **k: None)
     args = argparse.Namespace(check=False, folder=str(folder), timeout=2.0, code="print(1)")
-    assert sandbox.cli_main(args) == 2
+    assert cli._sandbox(args) == 2
     assert "sudo apt-get install bubblewrap" in capsys.readouterr().err
 
 

@@ -15,10 +15,16 @@ simple_backend.py  SimpleBackend: the model under transformers, one token at a t
 vllm_backend.py    VLLMBackend: the same events from a vLLM server's token-level endpoints
 vllm_local.py      a vLLM server on this machine, from its own venv (`agentloop vllm serve`)
 vllm_docker.py     a vLLM server in Docker (compose/compose.yaml): start and stop
+
+BACKENDS is the one registry of what can run the model: `open_backend` opens one by its name, and the CLI's
+--backend choices and the demo server read it. A new backend is one file meeting Backend (its `kind` one of the
+names here) and one entry, plus its chapter. Entries name their class rather than import it: importing a backend
+costs what its libraries cost (transformers, torch), and only the one asked for is paid.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -38,6 +44,7 @@ class Encoded:
 
 
 class Backend(Protocol):
+    kind: str  # its name in BACKENDS
     model_id: str
     family: Family
     context_length: int
@@ -59,7 +66,27 @@ class Backend(Protocol):
 
     def piece(self, token_id: int) -> str: ...
 
+    @classmethod
+    def open(cls, model: str | None, *, device: str | None, url: str | None) -> Backend:
+        """open_backend's way in: each backend takes what it needs of the three."""
+
     # Drop what generate() kept for the next prompt (a run starts from nothing).
     def forget(self) -> None: ...
 
     def unload(self) -> None: ...
+
+
+BACKENDS = {  # name -> "module:class", imported when a model is opened with it
+    "transformers": "agentloop.model_backends.simple_backend:SimpleBackend",
+    "vllm": "agentloop.model_backends.vllm_backend:VLLMBackend",
+}
+
+
+def open_backend(
+    kind: str, model: str | None, *, device: str | None = None, url: str | None = None
+):
+    """The backend `kind` on `model`: for transformers, a model folder or Hub id, loaded here on
+    `device`; for vllm, the name of a model the server at `url` serves (None: its first). KeyError
+    for a kind not in BACKENDS."""
+    module, _, name = BACKENDS[kind].partition(":")
+    return getattr(importlib.import_module(module), name).open(model, device=device, url=url)

@@ -45,6 +45,13 @@ def pick_device() -> str:
 
 
 class SimpleBackend:
+    kind = "transformers"
+
+    @classmethod
+    def open(cls, model: str, *, device: str | None = None, url: str | None = None):
+        """The model folder or Hub id `model` on `device` (open_backend; `url` is vLLM's)."""
+        return cls(model, device=device)
+
     def __init__(self, model_id: str, device: str | None = None, prefix_reuse: bool = True):
         self.model_id = model_id
         self.folder = Path(download(model_id))

@@ -80,6 +80,14 @@ class VLLMBackend:
     drafter_id = SimpleBackend.drafter_id
     # [/quote:vllm-text-side]
 
+    kind = "vllm"
+
+    @classmethod
+    def open(cls, model: str | None, *, device: str | None = None, url: str | None = None):
+        """The model `model` (None: the first) of the server at `url` (open_backend; the server's
+        own device is its business)."""
+        return cls(url, model)
+
     def __init__(
         self,
         url: str,
