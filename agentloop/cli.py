@@ -101,7 +101,7 @@ def _vllm_serve(args) -> int:
 def _serve(args) -> int:
     from demo_server.server import serve
 
-    return serve(args.host, args.port, args.model)
+    return serve(args.host, args.port, args.model, args.site)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -110,9 +110,8 @@ def parser() -> argparse.ArgumentParser:
     from agentloop.model_backends import BACKENDS
     from agentloop.paths import DEFAULT_MODEL
 
-    d = (
-        RunSettings()
-    )  # the flags left out get run_settings' merge, whose defaults these help texts show
+    # The flags left out get run_settings' merge, whose defaults these help texts show
+    d = RunSettings()
     p = argparse.ArgumentParser(prog="agentloop", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -285,6 +284,11 @@ def parser() -> argparse.ArgumentParser:
         "--model",
         default=None,
         help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})",
+    )
+    srv.add_argument(
+        "--site",
+        default=None,
+        help="the built book to serve (default: site/ of this repository, as `make book` builds it)",
     )
     srv.set_defaults(func=_serve)
     return p

@@ -40,9 +40,8 @@ from agentloop.data_folder import DATA_BYTES, DATA_ENTRIES
 
 MEDIA = ("image", "audio", "video")
 MAX_BYTES = 64 * 1024 * 1024  # one attachment
-MAX_PIXELS = (
-    50_000_000  # an image, or a video frame, before it is shrunk: more is a decompression bomb
-)
+# An image, or a video frame, before it is shrunk: more is a decompression bomb
+MAX_PIXELS = 50_000_000
 MAX_SECONDS = 600  # sound or video decoded: the models hear 30 s and see 32 frames at most
 MAX_FRAMES = 64  # of a video, taken evenly
 MAX_SIDE = 768  # pixels on a video frame's longer side
@@ -104,9 +103,8 @@ class Attachment:
     kind: str
     name: str
     path: str | None
-    why_plain: dict | None = (
-        None  # a medium the model cannot read: why it stays a plain file, {en, zh}
-    )
+    # A medium the model cannot read: why it stays a plain file, {en, zh}
+    why_plain: dict | None = None
 
     def part(self) -> dict | None:
         """Its content part in the user turn: media only (a plain file is named in the text)."""

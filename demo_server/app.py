@@ -334,9 +334,8 @@ def start_model(current: CurrentModel, model: str | None) -> None:
     command line) any folder."""
     try:
         current.start_load(model if model is None else str(model), folders=True)
-    except (
-        ApiError
-    ) as e:  # the server still serves the book; the panels replay until a model is loaded
+    except ApiError as e:
+        # The server still serves the book; the panels replay until a model is loaded
         current.error = {"en": e.en, "zh": e.zh}
 
 

@@ -262,9 +262,8 @@ def test_write_output_is_the_inverse_of_parse_for_a_whole_step(backend, thought,
     """What write_output writes after a prompt, parse reads back: the thought, the reply and every call; and it
     ends with the stop token the loop stops at."""
     written = backend.family.write_output(thought, content, calls)
-    thinking_open = (
-        thought is not None and backend.family.key == "qwen3_5"
-    )  # the prompt opened <think>
+    # The prompt opened <think>
+    thinking_open = thought is not None and backend.family.key == "qwen3_5"
     parsed = backend.family.parse(written, SCHEMAS, thinking_open=thinking_open)
     assert parsed.error is None, parsed
     assert (parsed.thinking, parsed.content) == (thought or "", content)

@@ -6,7 +6,7 @@ The table is read by Node from the module itself, so the test sees what the brow
 check scans each module's string literals (comments left out): one that reads as English prose (two
 words, or a capitalised word alone) must be in the allowlist below, which holds commands, HTTP names
 and keys, not sentences a reader sees. The browser half (the switch, a panel drawn in Chinese) is in
-tests/test_panel_languages_browser.py.
+tests/test_panel_design_browser.py and tests/test_chapter7_browser.py.
 """
 
 from __future__ import annotations

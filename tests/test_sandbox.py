@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -735,7 +736,9 @@ def test_missing_bwrap_raises_and_runs_nothing(folder, monkeypatch):
 
 
 def test_sandbox_that_cannot_start_raises_and_runs_nothing(folder, monkeypatch):
-    monkeypatch.setattr(sandbox, "_works", False)  # check() tries a first sandbox again
+    monkeypatch.setattr(
+        sandbox, "started", threading.Event()
+    )  # check() tries a first sandbox again
     monkeypatch.setattr(sandbox, "prlimit_args", lambda limits: ["/nonexistent/prlimit"])
     with pytest.raises(
         SandboxUnavailable, match="could not start the sandbox.*nonexistent/prlimit"

@@ -228,9 +228,8 @@ class SimpleHarness:
     def _run_tool(self, tool: Tool, args: dict) -> ToolOutput:
         try:
             return tool.run(args, self.files)
-        except (
-            Exception
-        ) as e:  # a broken tool is a result the model can read, not the end of the run
+        except Exception as e:
+            # A broken tool is a result the model can read, not the end of the run
             return ToolOutput(f"The tool failed: {type(e).__name__}: {e}", True)
 
     def _result(

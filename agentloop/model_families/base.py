@@ -15,9 +15,8 @@ class Sampling:
     top_k: int = 0
     max_new_tokens: int = 256
     mtp: bool = False
-    seed: int | None = (
-        None  # the draws' seed: a sampled run is then the same every time; None: fresh
-    )
+    # The draws' seed: a sampled run is then the same every time; None: fresh
+    seed: int | None = None
 
 
 @dataclass
