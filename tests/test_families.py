@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentloop.model_families import FAMILIES, UnsupportedModel, for_model_type
@@ -296,3 +298,15 @@ def test_write_output_is_what_the_template_keeps_of_the_step(backend, thought, c
     else:
         kept = backend.family.write_output(None, content, calls)
         assert strip_stop(kept, backend.family.stop_pieces)[0] in full
+
+
+def test_every_family_names_its_real_model_and_its_tiny_checkpoint():
+    """What the menu and chapter 7's preview read of a family, in the Family object, not beside it."""
+    from agentloop.model_families import FAMILIES, REVISIONS
+    from agentloop.paths import MODELS_DIR
+
+    for family in FAMILIES.values():
+        assert "/" in family.real_model and family.size, family.key
+        config = json.loads((MODELS_DIR / family.tiny / "config.json").read_text())
+        assert config["model_type"] in family.model_types
+    assert set(REVISIONS) <= {f.real_model for f in FAMILIES.values()}
