@@ -36,14 +36,15 @@ def _models_eval_tiny(args) -> int:
 def _sandbox(args) -> int:
     """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print
     the result (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`:
-    the table of protections (sandbox_check.py)."""
+    the table of protections (protections.py)."""
     from pathlib import Path
 
-    from agentloop import sandbox, sandbox_check
+    from agentloop import sandbox
+    from agentloop.sandbox import protections
     from agentloop.terminal import visible
 
     if args.check:
-        return sandbox_check.main()
+        return protections.main()
     if args.folder is None or args.code is None:
         print("agentloop sandbox: give --folder DIR and -c CODE, or --check", file=sys.stderr)
         return 2

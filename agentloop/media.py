@@ -7,7 +7,7 @@ wants: an image as RGB, turned upright by its EXIF orientation; sound as mono fl
 extractor's rate, decoded by PyAV; a video as at most 64 frames taken evenly, at most 768 pixels on the longer
 side, with the frame rate of the frames kept, so the times the processor writes beside them are right.
 
-What it follows: host code never trusts /data (data_folder.py). A medium the model reads is saved twice: in /data
+What it follows: host code never trusts /data (sandbox/data_folder.py). A medium the model reads is saved twice: in /data
 for run_python, and as the host's own copy in a private folder the sandbox never sees, which is the only copy
 ever decoded; so whatever the code leaves in /data (a link to a host file, a FIFO) changes nothing the model is
 shown. `check` decodes each file once, and what it decoded is kept for the steps (the prompt is encoded again
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentloop.data_folder import DATA_BYTES, DATA_ENTRIES
+from agentloop.sandbox.data_folder import DATA_BYTES, DATA_ENTRIES
 
 MEDIA = ("image", "audio", "video")
 MAX_BYTES = 64 * 1024 * 1024  # one attachment

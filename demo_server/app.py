@@ -28,8 +28,9 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentloop import cleanup, media
+from agentloop import media
 from agentloop.harnesses.pi_harness import pi_own_models
+from agentloop.sandbox import cleanup
 from demo_server import media_preview, stages
 from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response

@@ -17,7 +17,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentloop import cleanup, data_folder
+from agentloop.sandbox import cleanup, data_folder
 from demo_server.errors import ApiError
 
 KEEP = 8  # conversations kept, each with its folder

@@ -16,9 +16,10 @@ from functools import cache
 
 from transformers import AutoTokenizer
 
-from agentloop import cleanup, media, model_families
+from agentloop import media, model_families
 from agentloop.model_backends.media_processor import MediaProcessor
 from agentloop.paths import MODELS_DIR
+from agentloop.sandbox import cleanup
 
 # Each family's tiny checkpoint: its tokenizer and processor are the family's, and no weights load.
 CHECKPOINTS = {f.key: f.tiny for f in model_families.FAMILIES.values()}

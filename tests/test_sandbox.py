@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import cgroup, cli, sandbox
-from agentloop.sandbox import Limits, SandboxUnavailable
+from agentloop import cli
+from agentloop.sandbox import Limits, SandboxUnavailable, cgroup
+from agentloop.sandbox import bubblewrap as sandbox
 
 T = 3.0  # seconds of wall clock per run: short, so the file stays fast
 

@@ -20,11 +20,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from agentloop import data_folder, events, media
+from agentloop import events, media
 from agentloop.harnesses.base import Reader
 from agentloop.harnesses.settings import RunSettings, tools_for
 from agentloop.harnesses.step import take_step
 from agentloop.model_backends import Backend
+from agentloop.sandbox import data_folder
 from agentloop.tools import Tool, ToolOutput, validate
 
 SYSTEM_WITH_TOOLS = (

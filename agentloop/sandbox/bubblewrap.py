@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agentloop import cgroup, cleanup, data_folder, seccomp_filter
+from agentloop.sandbox import cgroup, cleanup, data_folder, seccomp_filter
 
 DEFAULT_TIMEOUT = 10.0  # seconds of wall clock before the sandbox is killed
 # The uid and gid the code runs as (inside always; outside too when the server is root)
