@@ -310,3 +310,16 @@ def test_every_family_names_its_real_model_and_its_tiny_checkpoint():
         config = json.loads((MODELS_DIR / family.tiny / "config.json").read_text())
         assert config["model_type"] in family.model_types
     assert set(REVISIONS) <= {f.real_model for f in FAMILIES.values()}
+
+
+def test_a_thought_closed_but_never_opened_is_thinking_not_reply(backend):
+    # Thinking off, the prompt ends in an empty thought already closed; a model that closes one again
+    # (Gemma after a denial wrote "5.<channel|>5 miles is 5.5.") gets no control mark into its reply.
+    close = "<channel|>" if backend.family.key == "gemma4" else "</think>"
+    end = backend.family.stop_pieces[0]
+    parsed = backend.family.parse(f"5.{close}5 miles is 8 km.{end}", SCHEMAS)
+    assert (parsed.thinking, parsed.content, parsed.error) == ("5.", "5 miles is 8 km.", None)
+    call = backend.family.write_call("run_python", {"code": "print(5 * 1.609)"})
+    parsed = backend.family.parse(f"Let me compute.{close}{call}", SCHEMAS)
+    assert parsed.thinking == "Let me compute." and close not in parsed.content
+    assert [c.name for c in parsed.tool_calls] == ["run_python"]

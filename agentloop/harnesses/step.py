@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from agentloop import media
 from agentloop.model_backends import Backend, Encoded
@@ -58,7 +59,7 @@ def take_step(
         media_tokens=encoded.media_tokens,
         context_length=llm.context_length,
         roles=role_counts(messages),
-        role_tokens=role_tokens(llm, messages, tools, thinking, encoded),
+        role_tokens=role_tokens(llm, messages, tools, thinking, prompt, encoded),
     )
     # [/quote:render]
 
@@ -88,8 +89,8 @@ def take_step(
 # ---- the prompt's accounting, for the `context` event -----------------------------------------------------------
 
 
-def common_prefix(a: str, b: str) -> int:
-    """How many leading characters two strings share."""
+def common_prefix(a: str | list, b: str | list) -> int:
+    """How many leading characters two strings share (or leading items, two lists)."""
     return len(os.path.commonprefix([a, b]))
 
 
@@ -100,24 +101,74 @@ def role_counts(messages: list[dict]) -> dict[str, int]:
     return counts
 
 
-def role_tokens(llm, messages: list[dict], tools, thinking: bool, encoded) -> dict[str, int]:
-    """Of the prompt's tokens, how many each role's messages take. The prompt is cut where the
-    template's rendering of the messages up to each one stops agreeing with it (a template that
-    rewrites earlier turns, such as dropping old thinking, moves the cut back, never forward), and
-    the tokens of each cut-off part go to its message's role; the opened reply after the last
-    message is the assistant's. Costs one render and one tokenization per message."""
-    prompt = encoded.text
+def role_tokens(
+    llm, messages: list[dict], tools, thinking: bool, prompt: str, encoded
+) -> dict[str, int]:
+    """Of the prompt's tokens, how many each role's messages take. The rendered `prompt` is cut where each
+    message ends in it (message_end), the prompt's tokens up to each cut are counted as the model reads them
+    (media expanded: model_position), and the tokens between two cuts go to the role of the message that ends
+    at the second; the opened reply after the last message is the assistant's. Costs one render and one
+    tokenization per message."""
+    written = llm.encode(prompt).ids  # the rendered prompt's tokens, one per media placeholder
+    position = model_position(llm, written, encoded)
     counts: dict[str, int] = {}
-    before = 0  # tokens up to the last cut
+    before = 0  # the model's tokens up to the last cut
     cut = 0
     for k, message in enumerate(messages, 1):
         try:
             part = llm.render(messages[:k], tools, thinking, generation_prompt=False)
         except Exception:  # a template that refuses a conversation cut here: the next cut takes it
             continue
-        cut = max(cut, common_prefix(part, prompt))
-        upto = llm.encode(prompt[:cut]).n_tokens if cut else 0
+        cut = message_end(part, prompt, cut)
+        # The prompt's tokens that lie wholly before the cut: a token the cut splits is the next message's.
+        upto = position(common_prefix(llm.encode(prompt[:cut]).ids, written)) if cut else 0
         counts[message["role"]] = counts.get(message["role"], 0) + max(0, upto - before)
         before = max(before, upto)
     counts["assistant"] = counts.get("assistant", 0) + max(0, encoded.n_tokens - before)
     return counts
+
+
+def message_end(part: str, prompt: str, cut: int) -> int:
+    """Where the conversation rendered up to one message (`part`) ends in the whole `prompt`, at or after the
+    last message's end `cut`. Usually `part` is the prompt's beginning. A template that writes earlier turns
+    otherwise once the conversation goes on makes them differ before part's end (Qwen3.5 keeps the thinking
+    block only in turns after the last question, so a follow-up's earlier turns lose theirs): then the message
+    ends where the longest end of `part` found after `cut` ends, if that is past where they agree and what
+    comes between is in `part` too.
+    A template that closes the last turn otherwise (Gemma 4 ends a call's turn with <turn|> until a tool's
+    result follows it) holds no such end there: the message ends where the two stop agreeing."""
+    shared = common_prefix(part, prompt)
+    if shared < len(part):
+        # The longest tail of `part` found after `cut` (a tail found holds every shorter one: binary search).
+        low, high = 0, len(part)
+        while low < high:
+            length = (low + high + 1) // 2
+            if prompt.find(part[-length:], cut) >= 0:
+                low = length
+            else:
+                high = length - 1
+        start = prompt.find(part[-low:], cut)
+        # Found past the agreeing part, right after what `part` holds too (a turn's header), not after
+        # some later turn's end.
+        if start + low > shared and prompt[cut:start] in part:
+            return start + low
+    return max(cut, shared)
+
+
+def model_position(llm, written: list[int], encoded) -> Callable[[int], int]:
+    """Turns a count of the rendered prompt's tokens into the count the model reads up to there: where the
+    template wrote one placeholder for a file, the model reads the many tokens the file takes (Qwen3.5's one
+    <|image_pad|> becomes 300; Gemma 4's <|image|> becomes <|image>, 266 of them and <image|>). The
+    `written` tokens and the read ones are aligned, and a position maps to its place in the longer one."""
+    if not encoded.media_tokens:
+        return lambda n: n
+    read = llm.encode(encoded.text).ids  # the expanded text, tokenized as any text is
+    blocks = SequenceMatcher(None, written, read, autojunk=False).get_matching_blocks()
+
+    def position(n: int) -> int:
+        for a, b, size in blocks:
+            if n < a + size:
+                return b + max(0, n - a)
+        return len(read)
+
+    return position

@@ -25,12 +25,12 @@ from agentloop.model_families.base import (
 )
 
 QUOTE = '<|"|>'
+CLOSE = "<channel|>"  # closes a thought (THOUGHT) or, written alone, one the model never opened
 CALL = re.compile(r"<\|tool_call>(.*?)(<tool_call\|>|$)", re.S)
 THOUGHT = re.compile(r"<\|channel>thought\n?(.*?)(<channel\|>|$)", re.S)
 BARE = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|null")
-BARE_TEXT = re.compile(
-    r"[^,}\]]*"
-)  # a value without marks runs to the next , } or ] (as in vLLM's parser)
+# A value without marks runs to the next , } or ] (as in vLLM's parser).
+BARE_TEXT = re.compile(r"[^,}\]]*")
 MAX_DEPTH = 64  # objects and lists nested deeper than this are refused, long before Python's recursion limit
 
 
@@ -38,12 +38,19 @@ class Gemma4(Family):
     def parse(self, raw: str, schemas: dict[str, dict], thinking_open: bool = False) -> Parsed:
         """Read the model's thinking, reply and tool calls out of its raw output (special tokens included)."""
         text, _ = strip_stop(raw, self.stop_pieces)
-        thoughts = THOUGHT.findall(text)
+        found = THOUGHT.findall(text)
+        thoughts = [thought for thought, _ in found]
+        still_thinking = bool(found) and not found[-1][1]  # the output ended inside a thought
         text = THOUGHT.sub("", text)
-        parsed = Parsed(thinking="\n".join(t.strip() for t, _ in thoughts))
-        if (
-            thoughts and not thoughts[-1][1] and not text.strip()
-        ):  # still thinking when the output ended
+        # A thought closed that was never opened (the prompt closed an empty one, and the model closes
+        # again: "5.<channel|>5 miles is…"): what comes before the mark was thought, as vLLM's reasoning
+        # parsers read an end mark without a start. No control mark reaches the reply.
+        if CLOSE in text:
+            implicit, _, text = text.partition(CLOSE)
+            thoughts.insert(0, implicit)
+            text = text.replace(CLOSE, "")
+        parsed = Parsed(thinking="\n".join(t.strip() for t in thoughts if t.strip()))
+        if still_thinking and not text.strip():
             return parsed
         parsed.content = CALL.sub("", text).strip()
         return collect_calls(

@@ -49,6 +49,10 @@ class Qwen3_5(Family):
             thinking, closed, text = text.partition("</think>")
             if not closed:  # still thinking when the output ended
                 return Parsed(thinking=thinking.strip())
+        elif "</think>" in text:
+            # A thought closed that was never opened (thinking off: the prompt closed an empty one):
+            # what comes before the mark was thought, as vLLM's reasoning parsers read it.
+            thinking, _, text = text.partition("</think>")
         content, _, calls_text = text.partition("<tool_call>")
         parsed = Parsed(thinking=thinking.strip(), content=content.strip())
         if not calls_text and "<tool_call>" not in text:
