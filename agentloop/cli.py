@@ -94,7 +94,7 @@ def _run(args) -> int:
 
 
 def _vllm_serve(args) -> int:
-    from agentloop.model_backends.vllm_local import serve_forever
+    from agentloop.model_backends.vllm.local import serve_forever
 
     return serve_forever(args.model, args.port)
 

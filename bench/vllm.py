@@ -22,12 +22,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from agentloop.model_backends import vllm_backend  # noqa: E402
 from agentloop.model_backends.simple_backend import SimpleBackend  # noqa: E402
-
-# noqa: E402
-from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, VLLMBackend, stream
-from agentloop.model_backends.vllm_local import LocalServer  # noqa: E402
+from agentloop.model_backends.vllm.backend import NEUTRAL, VLLMBackend  # noqa: E402
+from agentloop.model_backends.vllm.client import COMPLETIONS, GENERATE, stream  # noqa: E402
+from agentloop.model_backends.vllm.local import LocalServer  # noqa: E402
 from agentloop.model_families import Sampling  # noqa: E402
 from agentloop.paths import MODELS_DIR  # noqa: E402
 
@@ -68,7 +66,7 @@ def bare_side(llm, encoded) -> tuple[float, float]:
 
 def main() -> None:
     # Stop tokens off on every side, so each decodes exactly N tokens.
-    vllm_backend.NEUTRAL["ignore_eos"] = True
+    NEUTRAL["ignore_eos"] = True
     server = None
     url = os.environ.get("VLLM_URL")
     if not url:

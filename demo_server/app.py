@@ -29,7 +29,7 @@ from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentloop import media
-from agentloop.harnesses.pi_harness import pi_own_models
+from agentloop.harnesses.pi.menu import PiMenu
 from agentloop.sandbox import cleanup
 from demo_server import media_preview, stages
 from demo_server.book import Book, api_table
@@ -126,6 +126,7 @@ def create_app(
     token = token or secrets.token_urlsafe(32)
     cleanup.sweep()  # the run folders, sandbox stages and cgroups of a server that was killed
     current = CurrentModel(device=device, orphan_s=orphan_s)
+    pi_menu = PiMenu()  # pi's own models, kept a minute: each ask starts a pi
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
@@ -195,7 +196,7 @@ def create_app(
 
     @app.get("/api/pi/models", response_model=PiModels, summary="The models pi has credentials for")
     def pi_models():
-        return pi_own_models()
+        return pi_menu.models()
 
     @app.post(
         "/api/runs",

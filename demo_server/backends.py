@@ -3,9 +3,9 @@ server.
 
 One backend serves every tab, as one model does (model.py). With VLLM_URL set, vLLM is that
 server: the menu lists the models it serves and the page never starts or stops it. Without it,
-picking vLLM starts a server on 127.0.0.1 from .venv-vllm (`make vllm`, vllm_local.py) for the
+picking vLLM starts a server on 127.0.0.1 from .venv-vllm (`make vllm`, vllm/local.py) for the
 chosen checkpoint, and picking anything else afterwards stops that server first, so two copies of a
-model never hold the memory. Left out: vLLM in Docker from the page (vllm_docker.py does it from the
+model never hold the memory. Left out: vLLM in Docker from the page (vllm/docker.py does it from the
 command line and Python)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def kind_of(backend) -> str:
 
 
 def vllm_installed() -> bool:
-    from agentloop.model_backends.vllm_local import vllm_python
+    from agentloop.model_backends.vllm.local import vllm_python
 
     try:
         vllm_python()
@@ -37,7 +37,7 @@ class Backends:
     def __init__(self, device: str | None = None, vllm_url: str | None = None):
         self.device = device
         self.vllm_url = vllm_url if vllm_url is not None else os.environ.get("VLLM_URL") or None
-        self.server = None  # the vLLM server this page started (vllm_local.LocalServer), if any
+        self.server = None  # the vLLM server this page started (vllm.local.LocalServer), if any
 
     def open(self, kind: str, model: str, ref: str):
         """The backend `kind` on `model` (`ref`: its folder or Hub id), after stopping a vLLM this
@@ -47,7 +47,7 @@ class Backends:
             return open_backend(kind, ref, device=self.device)
         if self.vllm_url:  # someone else's server: use it as it is
             return open_backend("vllm", model, url=self.vllm_url)
-        from agentloop.model_backends.vllm_local import LocalServer
+        from agentloop.model_backends.vllm.local import LocalServer
 
         log = Path(tempfile.mkdtemp(prefix="agentloop-vllm-")) / "vllm.log"
         self.server = LocalServer(ref, free_port(), log)
@@ -82,7 +82,7 @@ class Backends:
     def served_menu(self) -> list[dict]:
         """The models the server at VLLM_URL serves, as menu entries (each one's config.json alone
         first)."""
-        from agentloop.model_backends.vllm_backend import model_menu
+        from agentloop.model_backends.vllm.menu import model_menu
 
         entries = []
         for m in model_menu(self.vllm_url):

@@ -835,7 +835,7 @@ def pi() -> Figure:
     )
     fig.box(8, 20, 170, 56, "PiHarness", "e", sub="the book's events")
     fig.box(290, 20, 180, 56, "pi --mode rpc", "b", sub="its own loop")
-    fig.box(580, 20, 172, 56, "pi_extension.ts", "b", sub="tools, permission", mono=True)
+    fig.box(580, 20, 172, 56, "pi/extension.ts", "b", sub="tools, permission", mono=True)
     fig.box(290, 150, 180, 56, "ModelEndpoint", "a", sub="/v1/chat/completions")
     fig.box(580, 150, 172, 56, "Backend", "a", sub="render, generate")
     fig.arrow([(178, 40), (288, 40)], "commands (stdin)")

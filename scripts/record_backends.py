@@ -49,8 +49,8 @@ def main(which: list[str]) -> int:
     """Record both runs, or those named (transformers, vllm). Record the transformers run with no
     vLLM server running: a CPU server's engine keeps a core busy, which slows transformers."""
     from agentloop.model_backends.simple_backend import SimpleBackend
-    from agentloop.model_backends.vllm_backend import VLLMBackend
-    from agentloop.model_backends.vllm_local import LocalServer
+    from agentloop.model_backends.vllm.backend import VLLMBackend
+    from agentloop.model_backends.vllm.local import LocalServer
 
     which = which or ["transformers", "vllm"]
     work = Path(tempfile.mkdtemp())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentloop.harnesses import pi_harness
+from agentloop.harnesses.pi.command import NODE, PI_CLI
 from tests.conftest import demo_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +20,7 @@ QUESTION = "What is 48213 * 9127?"
 @pytest.fixture(scope="module")
 def site(site):
     """The book (conftest's), once pi is there to run."""
-    assert pi_harness.NODE.exists() and pi_harness.PI_CLI.exists(), "pi is missing: run `npm ci`"
+    assert NODE.exists() and PI_CLI.exists(), "pi is missing: run `npm ci`"
     return site
 
 
@@ -39,7 +39,6 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
     monkeypatch.setenv("HOME", str(tmp_path))  # pi never sees the user's ~/.pi
     for key in [k for k in os.environ if k.endswith("_API_KEY")]:
         monkeypatch.delenv(key)
-    monkeypatch.setattr(pi_harness, "_menu", {})
     with demo_server(site, wait_s=120, model=None, device="cpu") as server:
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.goto(f"{server.url}/chapters/16-pi/")

@@ -18,9 +18,12 @@ import httpx
 import pytest
 
 from agentloop import events
-from agentloop.harnesses import pi_harness
 from agentloop.harnesses.model_endpoint import ModelEndpoint
-from agentloop.harnesses.pi_harness import NODE, PI_CLI, PiHarness, PiProcess, pi_own_models
+from agentloop.harnesses.pi import harness as pi_harness
+from agentloop.harnesses.pi.command import NODE, PI_CLI
+from agentloop.harnesses.pi.harness import PiHarness
+from agentloop.harnesses.pi.menu import PiMenu
+from agentloop.harnesses.pi.rpc import PiProcess
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 from agentloop.tools import TOOLS
@@ -409,16 +412,18 @@ def test_cli_runs_a_question_through_pi(home, tmp_path):
 def test_pis_own_models_menu_says_plainly_when_pi_has_no_credentials(home, monkeypatch):
     for key in [k for k in os.environ if k.endswith("_API_KEY")]:
         monkeypatch.delenv(key)
-    monkeypatch.setattr(pi_harness, "_menu", {})
-    menu = pi_own_models()
+    now = [0.0]
+    pi_menu = PiMenu(clock=lambda: now[0])
+    menu = pi_menu.models()
     assert (
         menu["models"] == [] and "no credentials" in menu["message"]["en"] and menu["message"]["zh"]
     )
     # With a key in the environment, pi lists that provider's models (listing them reaches no
     # network).
     monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
-    assert pi_own_models() is menu  # asked at most once a minute
-    later = pi_own_models(clock=lambda: 10**9)
+    assert pi_menu.models() is menu  # asked at most once a minute
+    now[0] = 10**9
+    later = pi_menu.models()
     assert later["message"] is None and later["models"]
     assert all(
         m["provider"] == "anthropic" and m["id"].startswith("anthropic/") for m in later["models"]
@@ -454,7 +459,7 @@ def server_client(tmp_path_factory):
 def test_server_menu_of_pis_own_models_and_its_switches(server_client, home, monkeypatch):
     for key in [k for k in os.environ if k.endswith("_API_KEY")]:
         monkeypatch.delenv(key)
-    monkeypatch.setattr(pi_harness, "_menu", {})
+    # The server's PiMenu is its own: nothing has asked it before, so it asks pi now.
     menu = server_client.get("/api/pi/models").json()
     assert menu["models"] == [] and "no credentials" in menu["message"]["en"]
     bad = server_client.post("/api/runs", {"question": "hi", "settings": {"harness": "emacs"}})

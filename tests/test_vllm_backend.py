@@ -24,10 +24,12 @@ from agentloop import events
 from agentloop.harnesses.base import run_reporting_errors
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SimpleHarness
-from agentloop.model_backends import Encoded, vllm_backend
+from agentloop.model_backends import Encoded
 from agentloop.model_backends.simple_backend import SimpleBackend
-from agentloop.model_backends.vllm_backend import COMPLETIONS, GENERATE, ServerError, VLLMBackend
-from agentloop.model_backends.vllm_local import LocalServer
+from agentloop.model_backends.vllm.backend import VLLMBackend, spec_decode_counts
+from agentloop.model_backends.vllm.client import COMPLETIONS, GENERATE, ServerError, connect
+from agentloop.model_backends.vllm.local import LocalServer
+from agentloop.model_backends.vllm.menu import model_menu, served_models
 from agentloop.model_families import Sampling
 from agentloop.paths import MODELS_DIR
 from demo_server.app import create_app
@@ -350,14 +352,14 @@ class TestGemmaWithoutScaleOut:
             )
 
     def test_the_model_menu_tells_family_and_support(self, server):
-        menu = vllm_backend.model_menu(server.url)
+        menu = model_menu(server.url)
         assert [(m["family"], m["supported"], m["max_model_len"]) for m in menu] == [
             ("gemma4", True, 2048)
         ]
 
     def test_with_vllm_url_the_page_never_stops_the_server(self, demo, server, llm):
         demo.load("agent-gemma4", "transformers")
-        assert server.process.poll() is None and vllm_backend.served_models(server.url)
+        assert server.process.poll() is None and served_models(server.url)
         demo.load("agent-gemma4", "vllm")
 
     # Last in the class: it kills the server.
@@ -423,7 +425,7 @@ def running_requests(url: str, wait_s: float = 5.0) -> float:
     moment later)."""
     deadline = time.monotonic() + wait_s
     while True:
-        conn = vllm_backend.connect(url, 5.0)
+        conn = connect(url, 5.0)
         conn.request("GET", "/metrics")
         text = conn.getresponse().read().decode()
         conn.close()
@@ -451,7 +453,5 @@ def test_spec_decode_counts_from_the_documented_last_chunk_not_run_here():
             }
         },
     }
-    assert vllm_backend.spec_decode_counts(chunk) == {"drafted": 12, "accepted": 7, "forwards": 4}
-    assert (
-        vllm_backend.spec_decode_counts({"choices": [], "usage": {"completion_tokens": 3}}) is None
-    )
+    assert spec_decode_counts(chunk) == {"drafted": 12, "accepted": 7, "forwards": 4}
+    assert spec_decode_counts({"choices": [], "usage": {"completion_tokens": 3}}) is None

@@ -1,6 +1,6 @@
-"""compose/compose.yaml and vllm_docker: Docker cannot run on these machines, so the compose file is
+"""compose/compose.yaml and vllm/docker.py: Docker cannot run on these machines, so the compose file is
 read by a real compose implementation (`docker compose config`, else Debian's `docker-compose
-config`), and vllm_docker is checked for the commands and environment it would run; the download
+config`), and vllm/docker.py is checked for the commands and environment it would run; the download
 before them is real (the fake Hub)."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agentloop import model_families
-from agentloop.model_backends import model_folder, vllm_docker
+from agentloop.model_backends import model_folder
+from agentloop.model_backends.vllm import docker as vllm_docker
 from tests.fake_hub import ORG
 
 QWEN = f"{ORG}/tiny-qwen3_5"

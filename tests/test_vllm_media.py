@@ -16,8 +16,9 @@ import pytest
 
 from agentloop import events, media
 from agentloop.model_backends.simple_backend import SimpleBackend
-from agentloop.model_backends.vllm_backend import COMPLETIONS, ServerError, VLLMBackend
-from agentloop.model_backends.vllm_local import LocalServer
+from agentloop.model_backends.vllm.backend import VLLMBackend
+from agentloop.model_backends.vllm.client import COMPLETIONS, ServerError
+from agentloop.model_backends.vllm.local import LocalServer
 from agentloop.model_families import Sampling
 from agentloop.paths import MODELS_DIR
 from demo_server.client import free_port

@@ -7,9 +7,9 @@ settings.py        RunSettings and run_settings, the one merge of a run's settin
 step.py            take_step, one step's model part (render, encode, context, generate, parse), and the
                    prompt's accounting for the context event
 simple_harness.py  SimpleHarness: ours, every stage in view
-pi_harness.py      PiHarness: the pi coding agent as a child in RPC mode, its records as events
+pi/                PiHarness: the pi coding agent as a child in RPC mode, its records as events; how pi is
+                   started, its RPC, its own models' menu, and the extension it loads (extension.ts)
 model_endpoint.py  ModelEndpoint: this page's model as an OpenAI-compatible endpoint, for pi
-pi_extension.ts    the extension pi loads: reports requests, asks permission, registers our tools
 
 HARNESSES is the one registry: the CLI's --harness choices, the server's settings schema and /api/status (whose
 list the panels' harness switch shows) all read it. A new harness is one file meeting base.Harness and one entry
@@ -24,7 +24,7 @@ import importlib
 
 HARNESSES = {  # name -> "module:class", imported when a run asks for it
     "simple": "agentloop.harnesses.simple_harness:SimpleHarness",
-    "pi": "agentloop.harnesses.pi_harness:PiHarness",
+    "pi": "agentloop.harnesses.pi.harness:PiHarness",
 }
 
 

@@ -8,7 +8,7 @@ reader for approval, run, and its result appended, and the loop goes round again
 A step's model part (render, encode, generate, parse) is step.py's `take_step`, which the model endpoint pi
 calls takes too; the reader's side (permission, Stop, the time limit) is base.py's `Reader`, which PiHarness
 holds too. With attachments (media.py, chapter 7) the question is a list of content parts, and each step's
-prompt is encoded with the conversation's media. Left out here: pi's loop (pi_harness.py).
+prompt is encoded with the conversation's media. Left out here: pi's loop (pi/harness.py).
 """
 
 from __future__ import annotations

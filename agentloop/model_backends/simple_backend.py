@@ -7,7 +7,9 @@ the tokens come from _drafted() instead, where a drafter (mtp.py) guesses and on
 The cache is kept from one generate() to the next (prefix_cache.py), so the prefill computes
 only the part of the prompt the last one did not hold. With media (chapter 7), the checkpoint's processor expands
 each placeholder in encode(), the vision encoder runs before the prefill, and its output goes in their place.
-Left out here: keeping a prompt with media in the prefix cache (such a prompt is prefilled whole each step).
+The text side (render, piece, the stop tokens, the token and done events) is TextSide's (text_side.py), the same
+as VLLMBackend's. Left out here: keeping a prompt with media in the prefix cache (such a prompt is prefilled whole
+each step).
 """
 
 from __future__ import annotations
@@ -15,16 +17,14 @@ from __future__ import annotations
 import ctypes
 import gc
 import inspect
-import json
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForMultimodalLM, AutoTokenizer
+from transformers import AutoModelForMultimodalLM
 
-from agentloop import model_families
 from agentloop.model_backends import Encoded
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.media_processor import MediaProcessor
@@ -32,6 +32,7 @@ from agentloop.model_backends.model_folder import download
 from agentloop.model_backends.mtp import Drafter
 from agentloop.model_backends.prefix_cache import PrefixCache, cut_back, fresh_cache
 from agentloop.model_backends.sampling import sample
+from agentloop.model_backends.text_side import TextSide
 from agentloop.model_families import Sampling
 
 
@@ -44,7 +45,7 @@ def pick_device() -> str:
     return "cpu"
 
 
-class SimpleBackend:
+class SimpleBackend(TextSide):
     kind = "transformers"
 
     @classmethod
@@ -53,81 +54,28 @@ class SimpleBackend:
         return cls(model, device=device)
 
     def __init__(self, model_id: str, device: str | None = None, prefix_reuse: bool = True):
-        self.model_id = model_id
-        self.folder = Path(download(model_id))
-        config = json.loads((self.folder / "config.json").read_text())
-        self.family = model_families.for_config(config)  # refuses a model no family knows
+        # The text side first: a model no family knows is refused before its weights are loaded.
+        super().__init__(Path(download(model_id)), model_id)
         self.device = device or pick_device()
         # The files are bfloat16; a CPU computes float32 faster and exactly, at twice the memory.
         self.dtype = torch.float32 if self.device == "cpu" else torch.bfloat16
-        self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
         self.model = (
             AutoModelForMultimodalLM.from_pretrained(self.folder, dtype=self.dtype)
             .to(self.device)
             .eval()
         )
-        self.config = config
-        self.media = MediaProcessor(self.folder, config, self.family, model_id)
+        self.media = MediaProcessor(self.folder, self.config, self.family, model_id)
         self.modalities, self.media_refused = self.media.reads, self.media.refused
-        text_config = config.get("text_config", config)
+        text_config = self.config.get("text_config", self.config)
         self.context_length = int(
             text_config.get("max_position_embeddings") or self.tokenizer.model_max_length
         )
-
-        self._pieces = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
-        self.special_ids = set(self.tokenizer.added_tokens_decoder)
-        generation = self._generation_config()
-        self.eos_ids = self._stop_ids(generation, text_config)
-        self.sampling_defaults = self._recommended_sampling(generation)
         self._forced: deque[list[int]] = deque()
         self.drafter: Drafter | None = None  # loaded the first time MTP is switched on
         self.prefix = PrefixCache(self.model.config)  # the last generation's cache, kept
         self.prefix.enabled = prefix_reuse
 
-    # -- the checkpoint's files ----------------------------------------------------------------------------------
-
-    def _generation_config(self) -> dict:
-        path = self.folder / "generation_config.json"
-        return json.loads(path.read_text()) if path.exists() else {}
-
-    def _stop_ids(self, generation: dict, text_config: dict) -> set[int]:
-        """generation_config.json's stop tokens (else config.json's), and those the family adds."""
-        eos = generation.get("eos_token_id", text_config.get("eos_token_id"))
-        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        for piece in self.family.stop_pieces:
-            token_id = self.tokenizer.convert_tokens_to_ids(piece)
-            if token_id is not None and token_id != self.tokenizer.unk_token_id:
-                ids.add(token_id)
-        return ids
-
-    def _recommended_sampling(self, generation: dict) -> Sampling:
-        """The checkpoint's recommended settings; the family's where generation_config.json has none.
-        `do_sample: false` recommends greedy decoding (temperature 0), as transformers reads it."""
-        family = self.family.sampling
-        greedy = generation.get("do_sample") is False
-        return Sampling(
-            temperature=0.0 if greedy else generation.get("temperature", family.temperature),
-            top_p=generation.get("top_p", family.top_p),
-            top_k=generation.get("top_k", family.top_k),
-        )
-
     # -- text in ----------------------------------------------------------------------------------------------------
-
-    def render(
-        self,
-        messages: list[dict],
-        tools: list[dict] | None,
-        thinking: bool,
-        generation_prompt: bool = True,
-    ) -> str:
-        """The conversation as one string, written by the checkpoint's own chat template."""
-        return self.tokenizer.apply_chat_template(
-            messages,
-            tools=tools,
-            tokenize=False,
-            add_generation_prompt=generation_prompt,
-            **self.family.template_kwargs(thinking),
-        )
 
     def encode(self, prompt: str, parts: list[dict] | None = None) -> Encoded:
         """The prompt as the model reads it. Without media, the prompt's tokens (the template already wrote every
@@ -146,10 +94,6 @@ class SimpleBackend:
             counts,
         )
 
-    def piece(self, token_id: int) -> str:
-        """The token as the vocabulary spells it (Ġ for a space in Qwen's, ▁ in Gemma's, <0xE4> for a byte)."""
-        return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else f"<{token_id}>"
-
     def force(self, text: str) -> None:
         """Make the next generate() write `text` instead of sampling, while still reporting what the model thought
         of every token. For tests and for the book's "what the model thought of this answer"."""
@@ -162,11 +106,6 @@ class SimpleBackend:
     def clear_forced(self) -> None:
         """Forget the forced continuations no generate() has used (a run that ended before it reached them)."""
         self._forced.clear()
-
-    def drafter_id(self) -> str | None:
-        """The MTP drafter's checkpoint, beside the model's (Gemma 4: `<model>-assistant`); None: the family has none."""
-        suffix = self.family.drafter_suffix
-        return None if suffix is None else self.model_id + suffix
 
     def load_drafter(self) -> Drafter:
         """The MTP drafter, loaded the first time it is asked for."""
@@ -251,44 +190,6 @@ class SimpleBackend:
                 self.prefix.hold(cache, prompt.ids + generated)  # for the next step's prompt
 
         yield self.done_event(generated, finish, time.perf_counter() - decode_start, mtp)
-
-    def done_event(
-        self, generated: list[int], finish: str, decode_s: float, mtp: dict | None
-    ) -> dict:
-        """The step's last event: why it ended, the stop token if one ended it, how many tokens in how long, and
-        the whole output decoded with its special tokens kept, for the family's parser."""
-        return {
-            "type": "done",
-            "finish": finish,
-            "stop_piece": self.piece(generated[-1]) if finish == "stop_token" else None,
-            "n_tokens": len(generated),
-            "decode_ms": round(decode_s * 1000, 1),
-            "tok_per_s": round(len(generated) / decode_s, 1)
-            if decode_s > 0 and generated
-            else None,
-            "mtp": mtp,
-            "raw": self.tokenizer.decode(generated, skip_special_tokens=False),
-        }
-
-    def token_event(
-        self, token_id: int, index: int, text: Detokenizer, channel: str, details: dict
-    ) -> tuple[dict, str]:
-        """The `token` event of the answer's `index`-th token, with what sampling reported of it (`details`),
-        and the channel the next token is in: the family's `channels` follows its switch tokens."""
-        piece = self.piece(token_id)
-        special = token_id in self.special_ids
-        token_channel, channel = self.family.channels(piece, special, channel)
-        event = {
-            "type": "token",
-            "index": index,
-            "id": token_id,
-            "piece": piece,
-            "text": text.add(token_id),
-            "special": special,
-            "channel": token_channel,
-            **details,
-        }
-        return event, channel
 
     def _one_at_a_time(
         self, out, s: Sampling, forced: list[int] | None, rng: torch.Generator | None = None

@@ -15,7 +15,7 @@ one of ours, a million empty files) is hostile input to every host-side reader o
   There is no check apart from the open, so a link swapped in between the two cannot redirect it.
 - Names it shows are escaped (`shown`): a name with a newline cannot forge a line of a listing.
 - Host code never imports from, runs in, or takes its working folder from /data (pi's tool runner:
-  pi_harness.py), and media is decoded from the host's own copy of an attachment, not from /data.
+  pi/command.py), and media is decoded from the host's own copy of an attachment, not from /data.
 
 What it leaves out: a kernel quota without root (a user namespace could mount a tmpfs, but it would
 not outlive one run), and a quota on a folder the reader names (`agentloop run --folder DIR`): the

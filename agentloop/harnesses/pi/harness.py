@@ -7,15 +7,11 @@ SimpleHarness (the same constructor, the same events). The model pi asks is this
 served to pi by ModelEndpoint on 127.0.0.1 (every token then shows as in the built-in harness), or
 one of pi's own providers (`delta` events: text without token boundaries). pi starts in a private
 agent dir (models.json, settings.json with pi's retries off), with none of the user's extensions,
-skills, prompt templates, themes or context files, and one extension of ours (pi_extension.ts): it
-reports each provider request and asks the reader before every tool call.
+skills, prompt templates, themes or context files, and one extension of ours (extension.ts): it
+reports each provider request and asks the reader before every tool call. How pi is started is
+command.py's, the child process and its protocol rpc.py's, and the menu of pi's own models menu.py's.
 
-pi never starts in the conversation's folder, and its tools never run there: the model's code writes
-that folder, and pi reads `.pi/SYSTEM.md` from its working folder, and `python -m` imports from it. The
-extension is told the folder's path (AGENTLOOP_FOLDER) and runs each tool as `python -I -m agentloop
-tool` from pi's own working folder: isolated, so neither the working folder nor PYTHONPATH is on
-sys.path and agentloop comes from the virtual environment (sandbox/data_folder.py: host code never trusts
-/data).
+pi starts in its agent dir, never in the conversation's folder (command.py says why).
 
 Left out: follow-up questions (each question starts a fresh pi), images, pi's sessions and
 compaction.
@@ -24,12 +20,7 @@ compaction.
 from __future__ import annotations
 
 import json
-import os
-import queue
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -41,44 +32,27 @@ from pathlib import Path
 from agentloop import events, media
 from agentloop.harnesses.base import Reader
 from agentloop.harnesses.model_endpoint import ModelEndpoint
-from agentloop.harnesses.settings import RunSettings, tools_for
-from agentloop.harnesses.simple_harness import SYSTEM_NO_TOOLS, SYSTEM_WITH_TOOLS
-from agentloop.model_backends import Backend
-from agentloop.paths import ROOT
-from agentloop.sandbox import data_folder
-from agentloop.tools import Tool
-
-# pi and the Node it needs (>= 22.19), both from `npm ci` (package.json); never the system's node.
-NODE = ROOT / "node_modules" / "node" / "bin" / "node"
-PI_CLI = (
-    ROOT / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
+from agentloop.harnesses.pi.command import (
+    PROVIDER,
+    pi_command,
+    pi_env,
+    pi_model_id,
+    write_agent_dir,
 )
-EXTENSION = Path(__file__).with_name("pi_extension.ts")
-PROVIDER = "agent-loop"  # the name models.json gives this page's model in pi
+from agentloop.harnesses.pi.rpc import PiFailed, PiProcess
+from agentloop.harnesses.settings import RunSettings, tools_for
+from agentloop.model_backends import Backend
+from agentloop.sandbox import data_folder
+
 REQUEST_MARK = "agentloop:request "  # the extension's notify that carries a provider request
 PERMISSION_TITLE = "agentloop:permission"
-# pi caps max_tokens at the window less 4096 tokens it keeps for providers that count the input
-# higher than its estimate (pi-ai's clampMaxTokensToContext). The endpoint counts with the model's
-# own tokenizer, so the window pi is told carries that margin on top: a tiny model's 4096-token
-# window would leave pi 1 token.
-PI_CONTEXT_MARGIN = 4096
 SETTLE_S = 10.0  # how long pi may take to settle after an abort before it counts as hung
-# pi's settings for a run: its own retries off, so one failed request is one error the reader sees.
-PI_SETTINGS = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}, "quietStartup": True}
 # pi's record names -> the book's channels for `delta` (pi's own models only).
 DELTA_CHANNELS = {
     "thinking_delta": "thought",
     "text_delta": "content",
     "toolcall_delta": "tool_call",
 }
-
-
-class PiUnavailable(RuntimeError):
-    """pi or its Node is missing: `npm ci` installs both."""
-
-
-class PiFailed(RuntimeError):
-    """pi ended, hung or refused a command in the middle of a run."""
 
 
 class PiHarness:
@@ -354,6 +328,7 @@ class PiHarness:
             self._request_seen.notify_all()
 
 
+# pi's stop reasons -> the book's `finish`, for a model_end the endpoint did not make (pi's own models).
 PI_FINISH = {
     "stop": "stop_token",
     "toolUse": "stop_token",
@@ -363,259 +338,8 @@ PI_FINISH = {
 }
 
 
-class PiProcess:
-    """pi in RPC mode as a child process: commands on stdin, records on stdout (one JSON object a
-    line), responses matched to their commands by id, since they can come back out of order."""
-
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]):
-        # Its own process group, so closing ends pi and everything it started (a tool's Python, a
-        # shell).
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        self._records: queue.Queue = queue.Queue()
-        self._responses: dict[str, dict] = {}
-        self._stderr: list[bytes] = []
-        self._held: list[dict] = []  # records read while waiting for a command's response, in order
-        self._ids = 0
-        threading.Thread(target=self._read, daemon=True, name="pi-stdout").start()
-        threading.Thread(target=self._read_stderr, daemon=True, name="pi-stderr").start()
-
-    def send(self, kind: str, **fields) -> str:
-        self._ids += 1
-        command_id = f"agentloop-{self._ids}"
-        self._write({"id": command_id, "type": kind, **fields})
-        return command_id
-
-    def command(self, kind: str, timeout: float = 30.0, **fields) -> dict:
-        """Send a command and wait for its own response (others that arrive meanwhile are kept for
-        theirs)."""
-        command_id = self.send(kind, **fields)
-        deadline = time.monotonic() + timeout
-        while command_id not in self._responses:
-            if time.monotonic() > deadline:
-                raise PiFailed(f"no answer to {kind} within {timeout:.0f} s")
-            record = self.next_record(timeout=0.1, keep_others=True)
-            if record is not None:
-                self._held.append(record)
-        response = self._responses.pop(command_id)
-        if not response.get("success"):
-            raise PiFailed(f"{kind} was refused: {response.get('error')}")
-        return response.get("data") or {}
-
-    def next_record(self, timeout: float, keep_others: bool = False) -> dict | None:
-        """The next record that is not a response (responses are filed by id). Raises PiFailed if pi
-        ended."""
-        if not keep_others and self._held:
-            return self._held.pop(0)
-        try:
-            record = self._records.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if record is None:
-            code = self.proc.wait()
-            tail = b"".join(self._stderr).decode(errors="replace").strip()[-500:]
-            raise PiFailed(f"pi ended unexpectedly (exit code {code}){': ' + tail if tail else ''}")
-        if record.get("type") == "response":
-            self._responses[record.get("id")] = record
-            return None
-        return record
-
-    def respond(self, ui_id: str, **answer) -> None:
-        self._write({"type": "extension_ui_response", "id": ui_id, **answer})
-
-    def close(self) -> None:
-        """Close stdin (pi then exits by itself), and end the whole process group whatever state it
-        is in."""
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(
-                self.proc.pid, signal.SIGKILL
-            )  # pi's children too, even when pi itself has exited
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-
-    def _write(self, record: dict) -> None:
-        try:
-            self.proc.stdin.write(json.dumps(record).encode() + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            raise PiFailed("pi is not running") from None
-
-    def _read(self) -> None:
-        # Records end at LF only (a JSON string may hold U+2028); a binary stream splits on nothing
-        # else.
-        for line in self.proc.stdout:
-            line = line.strip()
-            if line:
-                try:
-                    self._records.put(json.loads(line))
-                except json.JSONDecodeError:
-                    self._stderr.append(b"(not JSON on stdout) " + line[:200] + b"\n")
-        self._records.put(None)
-
-    def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self._stderr.append(line)
-            del self._stderr[:-50]
-
-
-MENU_EVERY_S = 60.0  # pi's own models are asked for at most this often: each ask starts a pi
-NO_CREDENTIALS = {
-    "en": "pi has no credentials on this machine: none of its providers has an API key in the "
-    "server's environment (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), so pi can only ask "
-    "this page's model.",
-    "zh": "這台機器上的 pi 沒有任何憑證：伺服器的環境變數裡沒有任何供應商的 API 金鑰"
-    "（例如 ANTHROPIC_API_KEY 或 OPENAI_API_KEY），所以 pi 只能使用本頁的模型。",
-}
-_menu: dict = {}
-_menu_lock = threading.Lock()
-
-
-def pi_own_models(clock: Callable[[], float] = time.monotonic) -> dict:
-    """The models pi has credentials for, from RPC get_available_models in a private agent dir (so
-    only keys in the environment count, never the user's ~/.pi), asked at most once every
-    MENU_EVERY_S seconds. {"models": [{id: "provider/id", name, provider, reasoning, input, cost}],
-    "message": {en, zh} | None}"""
-    with _menu_lock:
-        if _menu and clock() - _menu["at"] < MENU_EVERY_S:
-            return _menu["value"]
-        agent_dir = Path(tempfile.mkdtemp(prefix="agentloop-pi-menu-"))
-        try:
-            (agent_dir / "settings.json").write_text(json.dumps(PI_SETTINGS))
-            pi = PiProcess(pi_command(), agent_dir, pi_env(agent_dir, {}))
-            try:
-                found = pi.command("get_available_models").get("models") or []
-            finally:
-                pi.close()
-        finally:
-            shutil.rmtree(agent_dir, ignore_errors=True)
-        models = [
-            {
-                "id": f"{m['provider']}/{m['id']}",
-                "name": m.get("name") or m["id"],
-                "provider": m["provider"],
-                "reasoning": bool(m.get("reasoning")),
-                "input": m.get("input") or ["text"],
-                "cost": m.get("cost") or {},
-            }
-            for m in found
-        ]
-        value = {"models": models, "message": None if models else NO_CREDENTIALS}
-        _menu.update(at=clock(), value=value)
-        return value
-
-
-def pi_command() -> list[str]:
-    """pi in RPC mode with nothing of the user's: no extensions, skills, templates, themes, context
-    files or MCP, no session file; our extension; pi's built-in tools off (the extension registers
-    ours instead)."""
-    if not NODE.exists() or not PI_CLI.exists():
-        raise PiUnavailable(
-            f"pi is not installed: run `npm ci` in {ROOT} (it brings pi and Node 22)"
-        )
-    return [
-        str(NODE),
-        str(PI_CLI),
-        "--mode",
-        "rpc",
-        "--no-session",
-        "--offline",
-        "--no-approve",
-        "--no-extensions",
-        "--no-skills",
-        "--no-prompt-templates",
-        "--no-themes",
-        "--no-context-files",
-        "--no-mcp",
-        "--no-builtin-tools",
-        "-e",
-        str(EXTENSION),
-    ]
-
-
-def pi_env(agent_dir: Path, tools: dict[str, Tool], folder: Path | None = None) -> dict[str, str]:
-    """pi's environment: the server's (pi's own providers read their keys from it) without the
-    user's PI_ settings, plus what the extension needs: the prompt, the tools, the interpreter
-    that runs them (isolated: see the module's docstring) and the conversation's folder."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
-    env.update(
-        PI_CODING_AGENT_DIR=str(agent_dir),
-        PI_OFFLINE="1",
-        PI_TELEMETRY="0",
-        AGENTLOOP_SYSTEM_PROMPT=SYSTEM_WITH_TOOLS if tools else SYSTEM_NO_TOOLS,
-        AGENTLOOP_PYTHON=sys.executable,
-        AGENTLOOP_TOOLS=json.dumps(
-            [
-                {"name": t.name, "description": t.description, "parameters": t.parameters}
-                for t in tools.values()
-            ]
-        ),
-        AGENTLOOP_FOLDER=str(folder or ""),
-    )
-    return env
-
-
-def write_agent_dir(
-    agent_dir: Path, endpoint: ModelEndpoint | None, llm: Backend | None, settings: RunSettings
-) -> None:
-    """pi's private agent dir: settings with its retries off, and models.json naming this page's
-    model."""
-    (agent_dir / "settings.json").write_text(json.dumps(PI_SETTINGS))
-    if endpoint is None:
-        return
-    model = {
-        "id": pi_model_id(llm),
-        "name": f"{pi_model_id(llm)} (this page's model)",
-        "reasoning": True,
-        "input": ["text"],
-        "contextWindow": llm.context_length + PI_CONTEXT_MARGIN,
-        "maxTokens": settings.max_new_tokens,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-    }
-    (agent_dir / "models.json").write_text(
-        json.dumps(
-            {
-                "providers": {
-                    PROVIDER: {
-                        "baseUrl": endpoint.base_url,
-                        "api": "openai-completions",
-                        "apiKey": endpoint.secret,
-                        "compat": {
-                            "supportsDeveloperRole": False,
-                            "supportsReasoningEffort": False,
-                            "supportsStore": False,
-                            "maxTokensField": "max_tokens",
-                        },
-                        "models": [model],
-                    }
-                }
-            },
-            indent=2,
-        )
-    )
-
-
-def pi_model_id(llm: Backend) -> str:
-    """The model's name in pi's menu: its folder's or repository's last part."""
-    return Path(llm.model_id).name
-
-
 def split_model(name: str) -> tuple[str, str]:
+    """settings.pi_model ("provider/id") as the two parts pi's set_model takes."""
     provider, _, model_id = name.partition("/")
     if not model_id:
         raise ValueError(f"pi's model must be written provider/id, not {name!r}")

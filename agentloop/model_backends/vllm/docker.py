@@ -19,6 +19,7 @@ from pathlib import Path
 
 from agentloop import model_families
 from agentloop.model_backends import model_folder
+from agentloop.model_backends.vllm.client import ServerError, get_json
 from agentloop.paths import ROOT
 
 COMPOSE_FILE = ROOT / "compose" / "compose.yaml"
@@ -163,7 +164,6 @@ def stop(run: Callable = subprocess.run) -> None:
 
 
 def server_answers(url: str) -> bool:
-    from agentloop.model_backends.vllm_backend import ServerError, get_json
 
     try:
         get_json(url, "/v1/models", timeout_s=2.0)

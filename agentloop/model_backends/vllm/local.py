@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from agentloop.model_backends import model_folder
+from agentloop.model_backends.vllm.client import ServerError, get_json
 from agentloop.paths import ROOT
 
 START_TIMEOUT_S = 300.0  # 45-60 s cold on two shared CPU cores, more while other work runs
@@ -125,7 +126,6 @@ class LocalServer:
     def wait(self, timeout_s: float = START_TIMEOUT_S) -> LocalServer:
         """Return once /v1/models answers; raise with the log's end if the server exits or takes too
         long."""
-        from agentloop.model_backends.vllm_backend import ServerError, get_json
 
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
