@@ -7,6 +7,7 @@ own pace (t_ms) and a static page sends nothing to /api."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -67,9 +68,9 @@ def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, brows
     # Live events carry the line that sent them.
     links = panel.locator("a.al-src")
     assert links.count() > 0
-    assert all(
-        "simple_harness.py" in links.nth(i).get_attribute("href") for i in range(links.count())
-    )
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    # The harness's files: its loop, the step it takes (step.py) and the reader's side (base.py).
+    assert all(re.search(r"/agentloop/harnesses/\w+\.py/#L\d+$", h) for h in hrefs), hrefs
     panel.locator("button.al-stop").click()
     panel.locator(".al-run-end").wait_for(timeout=60000)  # the end is drawn too
     assert "user_stopped" in panel.inner_text()
@@ -123,8 +124,8 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(
         # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
         waits = page.evaluate(
             """(run) => {
-            const p = document.querySelector('.agentloop-panel')._alPanel;
-            p.setupReplay(run);
+            const p = document.querySelector('.agentloop-panel')._alPanel.replay;
+            p.setup(run);
             return p.events.map((ev, i) => [ev.type, ev.t_ms, i ? p.delayBefore(i) : 0]);
         }""",
             run,
