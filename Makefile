@@ -4,7 +4,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# vLLM's own venv (its torch and transformers pins differ from ours): scripts/vllm_venv.py, shared/notes/vllm-cpu.md
+# vLLM's own venv (its torch and transformers pins differ from ours; scripts/vllm_venv.py says what it mends)
 VLLM_VENV  := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 HOST    ?= 127.0.0.1

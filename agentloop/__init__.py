@@ -1,20 +1,15 @@
 """agentloop: an LLM agent loop small enough to read, quoted by the book that explains it.
 
 Rooms: model_families/ (how each model writes turns and tool calls), model_backends/ (what runs the model),
-harnesses/ (the loop), training/ (the tiny checkpoints taught to call a tool), and these files:
+harnesses/ (the loop), sandbox/ (where run_python's code runs, and the boundary around it), training/ (the
+tiny checkpoints taught to call a tool), and these files:
 
-cgroup.py          a cgroup per sandboxed run: one memory and task limit for all its processes
-cleanup.py         folders removed so that no tree the sandbox left can defeat it; the sweep at start
 __main__.py        `python -m agentloop`, the same command
 cli.py             the `agentloop` command: each subcommand a small function
-data_folder.py     the conversation's folder (/data) from the host's side: the kernel's quota, hostile input
 events.py          the one event vocabulary every stage reports in
 guarded_http.py    uvicorn's HTTP/1.1 guarded against connections that never finish a request
 media.py           attachments: checked by content, saved, decoded once, the user turn's parts
 paths.py           where things are on disk, the default model, and which checkpoint a model's name means
-sandbox.py         run_python's sandbox (bubblewrap, limits, a nobody user)
-sandbox_check.py   `agentloop sandbox --check`: which protections hold on this machine
-seccomp_filter.py  the seccomp filter bwrap installs: the kernel calls the sandbox may not make
 terminal.py        `agentloop run`: a run in the terminal
 tiny_models.py     the tiny checkpoints of the real architectures, built offline
 tools.py           the tools the model may call, and the check of a call's arguments

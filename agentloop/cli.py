@@ -36,14 +36,15 @@ def _models_eval_tiny(args) -> int:
 def _sandbox(args) -> int:
     """`agentloop sandbox --folder DIR [--timeout S] -c CODE`: run CODE as run_python would, print
     the result (control characters escaped, as `agentloop run` prints). `agentloop sandbox --check`:
-    the table of protections (sandbox_check.py)."""
+    the table of protections (protections.py)."""
     from pathlib import Path
 
-    from agentloop import sandbox, sandbox_check
+    from agentloop import sandbox
+    from agentloop.sandbox import protections
     from agentloop.terminal import visible
 
     if args.check:
-        return sandbox_check.main()
+        return protections.main()
     if args.folder is None or args.code is None:
         print("agentloop sandbox: give --folder DIR and -c CODE, or --check", file=sys.stderr)
         return 2
@@ -101,7 +102,7 @@ def _vllm_serve(args) -> int:
 def _serve(args) -> int:
     from demo_server.server import serve
 
-    return serve(args.host, args.port, args.model)
+    return serve(args.host, args.port, args.model, args.site)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -110,9 +111,8 @@ def parser() -> argparse.ArgumentParser:
     from agentloop.model_backends import BACKENDS
     from agentloop.paths import DEFAULT_MODEL
 
-    d = (
-        RunSettings()
-    )  # the flags left out get run_settings' merge, whose defaults these help texts show
+    # The flags left out get run_settings' merge, whose defaults these help texts show
+    d = RunSettings()
     p = argparse.ArgumentParser(prog="agentloop", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -285,6 +285,11 @@ def parser() -> argparse.ArgumentParser:
         "--model",
         default=None,
         help=f"a name from the model menu, a Hugging Face id or a folder (default: {DEFAULT_MODEL})",
+    )
+    srv.add_argument(
+        "--site",
+        default=None,
+        help="the built book to serve (default: site/ of this repository, as `make book` builds it)",
     )
     srv.set_defaults(func=_serve)
     return p

@@ -7,7 +7,7 @@ wants: an image as RGB, turned upright by its EXIF orientation; sound as mono fl
 extractor's rate, decoded by PyAV; a video as at most 64 frames taken evenly, at most 768 pixels on the longer
 side, with the frame rate of the frames kept, so the times the processor writes beside them are right.
 
-What it follows: host code never trusts /data (data_folder.py). A medium the model reads is saved twice: in /data
+What it follows: host code never trusts /data (sandbox/data_folder.py). A medium the model reads is saved twice: in /data
 for run_python, and as the host's own copy in a private folder the sandbox never sees, which is the only copy
 ever decoded; so whatever the code leaves in /data (a link to a host file, a FIFO) changes nothing the model is
 shown. `check` decodes each file once, and what it decoded is kept for the steps (the prompt is encoded again
@@ -36,13 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agentloop.data_folder import DATA_BYTES, DATA_ENTRIES
+from agentloop.sandbox.data_folder import DATA_BYTES, DATA_ENTRIES
 
 MEDIA = ("image", "audio", "video")
 MAX_BYTES = 64 * 1024 * 1024  # one attachment
-MAX_PIXELS = (
-    50_000_000  # an image, or a video frame, before it is shrunk: more is a decompression bomb
-)
+# An image, or a video frame, before it is shrunk: more is a decompression bomb
+MAX_PIXELS = 50_000_000
 MAX_SECONDS = 600  # sound or video decoded: the models hear 30 s and see 32 frames at most
 MAX_FRAMES = 64  # of a video, taken evenly
 MAX_SIDE = 768  # pixels on a video frame's longer side
@@ -104,9 +103,8 @@ class Attachment:
     kind: str
     name: str
     path: str | None
-    why_plain: dict | None = (
-        None  # a medium the model cannot read: why it stays a plain file, {en, zh}
-    )
+    # A medium the model cannot read: why it stays a plain file, {en, zh}
+    why_plain: dict | None = None
 
     def part(self) -> dict | None:
         """Its content part in the user turn: media only (a plain file is named in the text)."""

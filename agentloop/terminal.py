@@ -18,11 +18,12 @@ import tempfile
 import threading
 from pathlib import Path
 
-from agentloop import cleanup, data_folder, media, paths
+from agentloop import media, paths
 from agentloop.harnesses import harness_class
 from agentloop.harnesses.base import run_reporting_errors
 from agentloop.harnesses.settings import RunSettings, run_settings
 from agentloop.model_families import Sampling
+from agentloop.sandbox import cleanup, data_folder
 
 DEFAULT_VLLM_URL = "http://127.0.0.1:8100"  # where `agentloop vllm serve` listens
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from agentloop import data_folder, sandbox
+from agentloop import sandbox
+from agentloop.sandbox import data_folder
 
 # Seconds of wall clock a run_python call may take; AGENTLOOP_SANDBOX_TIMEOUT changes it.
 RUN_PYTHON_TIMEOUT = float(os.environ.get("AGENTLOOP_SANDBOX_TIMEOUT", sandbox.DEFAULT_TIMEOUT))

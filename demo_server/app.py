@@ -28,8 +28,9 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentloop import cleanup, media
+from agentloop import media
 from agentloop.harnesses.pi_harness import pi_own_models
+from agentloop.sandbox import cleanup
 from demo_server import media_preview, stages
 from demo_server.book import Book, api_table
 from demo_server.errors import ApiError, error_response
@@ -334,9 +335,8 @@ def start_model(current: CurrentModel, model: str | None) -> None:
     command line) any folder."""
     try:
         current.start_load(model if model is None else str(model), folders=True)
-    except (
-        ApiError
-    ) as e:  # the server still serves the book; the panels replay until a model is loaded
+    except ApiError as e:
+        # The server still serves the book; the panels replay until a model is loaded
         current.error = {"en": e.en, "zh": e.zh}
 
 

@@ -17,13 +17,12 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentloop import cleanup, data_folder
+from agentloop.sandbox import cleanup, data_folder
 from demo_server.errors import ApiError
 
 KEEP = 8  # conversations kept, each with its folder
-REMEMBER_EXPIRED = (
-    256  # ids of pushed-out conversations, so a late question is told "expired", not "unknown"
-)
+# Ids of pushed-out conversations, so a late question is told "expired", not "unknown"
+REMEMBER_EXPIRED = 256
 
 
 @dataclass

@@ -16,11 +16,13 @@ from functools import cache
 
 from transformers import AutoTokenizer
 
-from agentloop import cleanup, media, model_families
+from agentloop import media, model_families
 from agentloop.model_backends.media_processor import MediaProcessor
 from agentloop.paths import MODELS_DIR
+from agentloop.sandbox import cleanup
 
-CHECKPOINTS = {"gemma4": "tiny-gemma4", "qwen3_5": "tiny-qwen3_5"}
+# Each family's tiny checkpoint: its tokenizer and processor are the family's, and no weights load.
+CHECKPOINTS = {f.key: f.tiny for f in model_families.FAMILIES.values()}
 QUESTION = "What is this?"
 _lock = threading.Lock()  # one preview at a time: the processors are not made for threads
 

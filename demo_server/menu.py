@@ -13,10 +13,13 @@ from pathlib import Path
 from agentloop import model_families, paths
 from agentloop.model_backends import model_folder
 
-# The real models of the book, offered in the menu whether or not they are downloaded yet.
+# The real models of the book, one a family, offered in the menu whether or not they are downloaded yet:
+# those pinned to a revision (model_families.REVISIONS, files that never change under the book) first.
 REAL_MODELS: dict[str, dict] = {
-    "Qwen/Qwen3.5-0.8B": {"family": "qwen3_5", "size": "0.8B"},
-    "google/gemma-4-E2B-it": {"family": "gemma4", "size": "E2B (2B effective)"},
+    f.real_model: {"family": f.key, "size": f.size}
+    for f in sorted(
+        model_families.FAMILIES.values(), key=lambda f: f.real_model not in model_families.REVISIONS
+    )
 }
 LOCAL_PREFIXES = ("tiny-", "agent-")  # checkpoints built or trained here, in models/
 

@@ -12,10 +12,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from agentloop import cleanup, data_folder, media
+from agentloop import media
 from agentloop.harnesses import harness_class
 from agentloop.harnesses.base import run_reporting_errors
 from agentloop.harnesses.settings import RunSettings
+from agentloop.sandbox import cleanup, data_folder
 from demo_server.conversations import Conversation
 from demo_server.stream import EventLog
 

@@ -38,9 +38,8 @@ def render(
             prompt = backend.render(
                 chat_messages(backend, messages), schemas, thinking, generation_prompt
             )
-        except (
-            Exception
-        ) as e:  # the template's own checks (e.g. "no user message") are the reader's to see
+        except Exception as e:
+            # The template's own checks (e.g. "no user message") are the reader's to see
             raise ApiError(
                 422,
                 f"The chat template refused these messages: {type(e).__name__}: {e}",

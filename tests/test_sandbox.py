@@ -15,14 +15,16 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from agentloop import cgroup, cli, sandbox
-from agentloop.sandbox import Limits, SandboxUnavailable
+from agentloop import cli
+from agentloop.sandbox import Limits, SandboxUnavailable, cgroup
+from agentloop.sandbox import bubblewrap as sandbox
 
 T = 3.0  # seconds of wall clock per run: short, so the file stays fast
 
@@ -735,7 +737,9 @@ def test_missing_bwrap_raises_and_runs_nothing(folder, monkeypatch):
 
 
 def test_sandbox_that_cannot_start_raises_and_runs_nothing(folder, monkeypatch):
-    monkeypatch.setattr(sandbox, "_works", False)  # check() tries a first sandbox again
+    monkeypatch.setattr(
+        sandbox, "started", threading.Event()
+    )  # check() tries a first sandbox again
     monkeypatch.setattr(sandbox, "prlimit_args", lambda limits: ["/nonexistent/prlimit"])
     with pytest.raises(
         SandboxUnavailable, match="could not start the sandbox.*nonexistent/prlimit"

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import cgroup, cleanup, sandbox
+from agentloop.sandbox import bubblewrap as sandbox
+from agentloop.sandbox import cgroup, cleanup
 from agentloop.terminal import Printer
 from tests.conftest import TINY
 

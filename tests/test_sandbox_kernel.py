@@ -18,7 +18,8 @@ import uuid
 
 import pytest
 
-from agentloop import sandbox, seccomp_filter
+from agentloop.sandbox import bubblewrap as sandbox
+from agentloop.sandbox import seccomp_filter
 from tests.test_sandbox import blocked, sb
 
 if os.uname().machine != "x86_64":

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agentloop import cgroup, cleanup, data_folder, sandbox, tools
-from agentloop.sandbox import FolderFull, Limits
+from agentloop import tools
+from agentloop.sandbox import FolderFull, Limits, cgroup, cleanup, data_folder
+from agentloop.sandbox import bubblewrap as sandbox
 
 MIB = 1 << 20
 WHOLE = 160 * MIB  # the sandbox's limit in these tests: well under what each attempt tries to hold

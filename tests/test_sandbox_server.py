@@ -74,9 +74,8 @@ def test_a_run_neither_reads_the_servers_keyring_nor_leaves_its_folder(secret_se
     [result] = [e for e in evs if e["type"] == "tool_result"]
     assert "read -1 Operation not permitted" in result["output"] and "deep" in result["output"]
     assert secret not in result["output"]
-    deadline = (
-        time.monotonic() + 30
-    )  # the run's folder goes when its worker ends, just after run_end
+    # The run's folder goes when its worker ends, just after run_end
+    deadline = time.monotonic() + 30
     while set(Path(tempfile.gettempdir()).glob(f"agentloop-run-{os.getpid()}-*")) - before:
         assert time.monotonic() < deadline, "the run's folder, 3,000 levels deep, was left behind"
         time.sleep(0.1)

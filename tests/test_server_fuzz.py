@@ -70,9 +70,8 @@ def test_no_request_makes_the_server_fail_or_hang(server, mode):
 
         try:
             call()
-        except (
-            Unsatisfiable
-        ):  # negative mode: an operation without parameters has nothing to get wrong
+        except Unsatisfiable:
+            # Negative mode: an operation without parameters has nothing to get wrong
             assert (
                 mode == GenerationMode.NEGATIVE and not operation.body and operation.method == "get"
             ), label

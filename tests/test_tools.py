@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from agentloop import sandbox, tools
+from agentloop import tools
 from agentloop.harnesses.settings import RunSettings
+from agentloop.sandbox import bubblewrap as sandbox
 from agentloop.tools import DEFAULT_TOOLS, TOOLS, ToolOutput, select, validate
 
 

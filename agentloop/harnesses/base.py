@@ -58,9 +58,8 @@ class Reader:
 
     def __init__(self, settings: RunSettings, emit: Callable[..., None]):
         self.settings = settings
-        self.emit = (
-            emit  # the harness's: events it sends carry its clock and the line that sent them
-        )
+        # The harness's: events it sends carry its clock and the line that sent them
+        self.emit = emit
         self.started = time.perf_counter()
         self._stop = threading.Event()
         self._decisions: dict[str, bool] = {}

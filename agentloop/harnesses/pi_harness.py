@@ -14,7 +14,7 @@ pi never starts in the conversation's folder, and its tools never run there: the
 that folder, and pi reads `.pi/SYSTEM.md` from its working folder, and `python -m` imports from it. The
 extension is told the folder's path (AGENTLOOP_FOLDER) and runs each tool as `python -I -m agentloop
 tool` from pi's own working folder: isolated, so neither the working folder nor PYTHONPATH is on
-sys.path and agentloop comes from the virtual environment (data_folder.py: host code never trusts
+sys.path and agentloop comes from the virtual environment (sandbox/data_folder.py: host code never trusts
 /data).
 
 Left out: follow-up questions (each question starts a fresh pi), images, pi's sessions and
@@ -38,13 +38,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from agentloop import data_folder, events, media
+from agentloop import events, media
 from agentloop.harnesses.base import Reader
 from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.settings import RunSettings, tools_for
 from agentloop.harnesses.simple_harness import SYSTEM_NO_TOOLS, SYSTEM_WITH_TOOLS
 from agentloop.model_backends import Backend
 from agentloop.paths import ROOT
+from agentloop.sandbox import data_folder
 from agentloop.tools import Tool
 
 # pi and the Node it needs (>= 22.19), both from `npm ci` (package.json); never the system's node.

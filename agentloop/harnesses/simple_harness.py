@@ -20,11 +20,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from agentloop import data_folder, events, media
+from agentloop import events, media
 from agentloop.harnesses.base import Reader
 from agentloop.harnesses.settings import RunSettings, tools_for
 from agentloop.harnesses.step import take_step
 from agentloop.model_backends import Backend
+from agentloop.sandbox import data_folder
 from agentloop.tools import Tool, ToolOutput, validate
 
 SYSTEM_WITH_TOOLS = (
@@ -228,9 +229,8 @@ class SimpleHarness:
     def _run_tool(self, tool: Tool, args: dict) -> ToolOutput:
         try:
             return tool.run(args, self.files)
-        except (
-            Exception
-        ) as e:  # a broken tool is a result the model can read, not the end of the run
+        except Exception as e:
+            # A broken tool is a result the model can read, not the end of the run
             return ToolOutput(f"The tool failed: {type(e).__name__}: {e}", True)
 
     def _result(

@@ -18,9 +18,8 @@ from agentloop.paths import MODELS_DIR
 
 # The kinds of file that hold weights: a server with its own copy of the model needs everything but these.
 WEIGHTS = ["*.safetensors", "*.bin", "*.pt", "*.pth", "*.gguf", "*.onnx", "*.msgpack", "*.h5"]
-DRAFTER_MODEL_TYPES = (
-    "gemma4_assistant",
-)  # MTP drafters (mtp.py), which no family runs as a model
+# MTP drafters (mtp.py), which no family runs as a model
+DRAFTER_MODEL_TYPES = ("gemma4_assistant",)
 
 
 def download(model_id: str, only: list[str] | None = None, progress=None) -> str:

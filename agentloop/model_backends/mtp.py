@@ -38,9 +38,8 @@ class Drafter:
             if generation.exists()
             else 6
         )
-        self.embed = (
-            target.get_input_embeddings()
-        )  # the model's own table (Gemma scales it by √width)
+        # The model's own table (Gemma scales it by √width)
+        self.embed = target.get_input_embeddings()
         text_config = target.config.get_text_config()
         self.kv_layers = kv_layers(text_config)
         # The last positions a sliding-window layer sees before a new one (full attention: all).

@@ -15,9 +15,8 @@ class Sampling:
     top_k: int = 0
     max_new_tokens: int = 256
     mtp: bool = False
-    seed: int | None = (
-        None  # the draws' seed: a sampled run is then the same every time; None: fresh
-    )
+    # The draws' seed: a sampled run is then the same every time; None: fresh
+    seed: int | None = None
 
 
 @dataclass
@@ -62,6 +61,12 @@ class Family:
     # The MTP drafter's checkpoint is the model's id with this added; None: no drafter of its own here.
     drafter_suffix: str | None = None
     processor_kwargs: dict = field(default_factory=dict)
+    # The book's real model of the family (a Hugging Face id) and its size as the menu says it.
+    real_model: str = ""
+    size: str = ""
+    # The tiny checkpoint of the same architecture in models/ (tiny_models.py builds it): what a
+    # preview reads when it needs the family's tokenizer and processor and no weights.
+    tiny: str = ""
 
     def channels(self, piece: str, special: bool, current: str) -> tuple[str, str]:
         """(the channel this token is drawn in, the channel of the tokens after it). A switch token is

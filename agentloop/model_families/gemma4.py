@@ -162,4 +162,7 @@ GEMMA4 = Gemma4(
     },
     sampling=Sampling(temperature=1.0, top_p=0.95, top_k=64),
     drafter_suffix="-assistant",  # google/gemma-4-E2B-it-assistant drafts for google/gemma-4-E2B-it
+    real_model="google/gemma-4-E2B-it",
+    size="E2B (2B effective)",
+    tiny="tiny-gemma4",
 )

@@ -121,4 +121,7 @@ QWEN3_5 = Qwen3_5(
         "</tool_call>": "content",
     },
     sampling=Sampling(temperature=1.0, top_p=1.0, top_k=20),
+    real_model="Qwen/Qwen3.5-0.8B",
+    size="0.8B",
+    tiny="tiny-qwen3_5",
 )

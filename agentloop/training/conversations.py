@@ -58,9 +58,8 @@ class Task:
     answer: str = ""  # the final answer
     files: dict[str, str] = field(default_factory=dict)  # files to put in /data first
     thought: str = ""  # a short thought, for runs with thinking on
-    repeat: bool = (
-        False  # asked to check twice: the model repeats its call and the loop refuses the repeat
-    )
+    # Asked to check twice: the model repeats its call and the loop refuses the repeat
+    repeat: bool = False
 
 
 def made_up_word(rng: random.Random) -> str:

@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentloop import cleanup, data_folder, paths
+from agentloop import paths
 from agentloop.harnesses.settings import RunSettings, run_settings
 from agentloop.harnesses.simple_harness import SimpleHarness
+from agentloop.sandbox import cleanup, data_folder
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
 from agentloop.training.held_out_phrasings import held_out_question, reader_tasks
 from agentloop.training.phrasing import training_question

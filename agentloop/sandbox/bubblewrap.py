@@ -37,18 +37,18 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agentloop import cgroup, cleanup, data_folder, seccomp_filter
+from agentloop.sandbox import cgroup, cleanup, data_folder, seccomp_filter
 
 DEFAULT_TIMEOUT = 10.0  # seconds of wall clock before the sandbox is killed
-NOBODY = (
-    65534  # the uid and gid the code runs as (inside always; outside too when the server is root)
-)
+# The uid and gid the code runs as (inside always; outside too when the server is root)
+NOBODY = 65534
 INSTALL = "sudo apt-get install bubblewrap"
 
 
@@ -531,18 +531,19 @@ def explain(
     return None
 
 
-_works = False  # set once a first sandbox has started: the check below runs once per process
+# Set once a first sandbox has started in this process, so check() tries one only until then (a test of
+# a machine where none can start replaces it with a fresh Event).
+started = threading.Event()
 
 
 def check() -> None:
     """Raise SandboxUnavailable unless bubblewrap is installed and can make its namespaces here."""
-    global _works
     if shutil.which("bwrap") is None:
         raise SandboxUnavailable(
             "bubblewrap (bwrap) is not installed, so run_python cannot run code: it never runs code "
             f"outside a sandbox. Install it with: {INSTALL}"
         )
-    if _works:
+    if started.is_set():
         return
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -561,4 +562,4 @@ def check() -> None:
             "as root also unshare and setpriv). "
             "run_python never runs code outside a sandbox."
         )
-    _works = True
+    started.set()

@@ -16,7 +16,7 @@ import errno
 import os
 import subprocess
 
-from agentloop import cgroup, cleanup, data_folder, sandbox, seccomp_filter
+from agentloop.sandbox import bubblewrap, cgroup, cleanup, data_folder, seccomp_filter
 
 KEYCTL = {"x86_64": 250, "aarch64": 219}  # the keyctl system call's number, per architecture
 PROBE_QUOTA = 1 << 20  # the probe's folder holds 1 MiB; it asks for 2, to see who refuses
@@ -48,13 +48,13 @@ except OSError as e:
 """
 
 
-def probe() -> tuple[dict[str, str], sandbox.SandboxResult | None, str | None]:
+def probe() -> tuple[dict[str, str], bubblewrap.SandboxResult | None, str | None]:
     """Run PROBE in a throwaway folder made as a conversation's is, with a small quota: (facts, the
     result, why it could not run)."""
     folder = data_folder.create(PROBE_QUOTA, 64)
     try:
-        result = sandbox.run(PROBE, folder, timeout=30.0)
-    except (sandbox.SandboxUnavailable, seccomp_filter.FilterUnavailable) as e:
+        result = bubblewrap.run(PROBE, folder, timeout=30.0)
+    except (bubblewrap.SandboxUnavailable, seccomp_filter.FilterUnavailable) as e:
         return {}, None, str(e)
     finally:
         cleanup.remove_tree(folder)
@@ -66,12 +66,12 @@ def bwrap_version() -> str:
     try:
         return subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
     except OSError:
-        return "not installed: " + sandbox.INSTALL
+        return "not installed: " + bubblewrap.INSTALL
 
 
 def rows() -> list[tuple[str, str, str]]:
     """(protection, holds: yes / no, what exactly) for each protection."""
-    limits = sandbox.DEFAULT_LIMITS
+    limits = bubblewrap.DEFAULT_LIMITS
     facts, result, problem = probe()
     ran = result is not None and result.exit_code == 0
     mib = 1 << 20
@@ -92,7 +92,7 @@ def rows() -> list[tuple[str, str, str]]:
         ),
         (
             "runs as",
-            "yes" if facts.get("uid") == str(sandbox.NOBODY) and no_capabilities else "no",
+            "yes" if facts.get("uid") == str(bubblewrap.NOBODY) and no_capabilities else "no",
             f"uid {facts.get('uid', '?')} inside, "
             f"capabilities {facts.get('capabilities', '?')}; outside: "
             + (
@@ -110,9 +110,9 @@ def rows() -> list[tuple[str, str, str]]:
         ),
         (
             "session keyring",
-            "yes" if sandbox.keyring_args() else "no",
+            "yes" if bubblewrap.keyring_args() else "no",
             "a fresh anonymous one (keyutils' keyctl)"
-            if sandbox.keyring_args()
+            if bubblewrap.keyring_args()
             else "inherited from the server (the filter still refuses keyring calls): "
             "apt-get install keyutils",
         ),
@@ -123,7 +123,7 @@ def rows() -> list[tuple[str, str, str]]:
             if group == cgroup.NONE
             else f"{group}: {limits.sandbox_memory_bytes // mib} MiB for all "
             f"processes (memfd and /tmp included), no swap, "
-            f"{limits.processes + sandbox.BWRAP_TASKS} tasks",
+            f"{limits.processes + bubblewrap.BWRAP_TASKS} tasks",
         ),
         (
             "per-process limits",
@@ -146,8 +146,8 @@ def rows() -> list[tuple[str, str, str]]:
         (
             "/proc",
             "yes" if ran else "no",
-            f"{len(sandbox.hidden_proc_here())} host entries covered (cmdline, config.gz, boot_id, "
-            "pressure, …: sandbox.HIDDEN_PROC)",
+            f"{len(bubblewrap.hidden_proc_here())} host entries covered (cmdline, config.gz, boot_id, "
+            "pressure, …: HIDDEN_PROC in sandbox/bubblewrap.py)",
         ),
     ]
     return out

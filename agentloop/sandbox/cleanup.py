@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from agentloop import cgroup
+from agentloop.sandbox import cgroup
 
 # agentloop-media: the host's own copies of a conversation's attachments, outside /data (media.py)
 PREFIXES = ("agentloop-run", "agentloop-conversation", "agentloop-media", "agentloop-sandbox")

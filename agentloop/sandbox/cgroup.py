@@ -26,6 +26,7 @@ bounds its disk bandwidth).
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import os
 import re
@@ -124,27 +125,21 @@ def v2_root() -> Path | None:
     return None
 
 
-_systemd: bool | None = None
-
-
+@functools.cache
 def systemd_scope_works() -> bool:
-    """Whether `systemd-run --user --scope` works here (a systemd user session); tried once."""
-    global _systemd
-    if _systemd is None:
-        _systemd = False
-        if shutil.which("systemd-run"):
-            try:
-                _systemd = (
-                    subprocess.run(
-                        ["systemd-run", "--user", "--scope", "--quiet", "--", "true"],
-                        capture_output=True,
-                        timeout=10,
-                    ).returncode
-                    == 0
-                )
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-    return _systemd
+    """Whether `systemd-run --user --scope` works here (a systemd user session); tried once per
+    process (`systemd_scope_works.cache_clear()` tries again)."""
+    if not shutil.which("systemd-run"):
+        return False
+    try:
+        done = subprocess.run(
+            ["systemd-run", "--user", "--scope", "--quiet", "--", "true"],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def kind() -> str:

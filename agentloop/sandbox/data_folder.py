@@ -30,7 +30,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from agentloop import cleanup
+from agentloop.sandbox import cleanup
 
 DATA_BYTES = 256 << 20  # what the files in /data may hold together
 DATA_ENTRIES = 10_000  # files and folders in /data, the folder itself included
