@@ -1,7 +1,7 @@
 """The panels' ES modules parse and link: each of docs/assets/*.js, panel/*.js and stages/*.js is imported by the
-real Node that pi runs on
-(node_modules/node, pinned in package-lock.json), so a duplicate declaration or an import of a name a module
-does not export fails here in a second, not as a panel that silently never starts in every browser test.
+real Node that pi runs on (node_modules/node, pinned in package-lock.json), so a duplicate declaration or an
+import of a name a module does not export fails here in a second, not as a panel that silently never starts in
+every browser test. And docs/assets/README-panel.md, the folder's list of files, names every one of them.
 
 Linking happens before any module's code runs; what runs after it (the modules reach for `document` and
 `window`, which Node has not) is not this test's: the browser tests run it."""
@@ -9,6 +9,7 @@ Linking happens before any module's code runs; what runs after it (the modules r
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,3 +81,9 @@ def test_a_broken_module_is_caught(modules, tmp_path):
     )
     failed = json.loads(ran.stdout.strip().splitlines()[-1])
     assert [f.split(":")[0] for f in failed] == ["twice.js", "missing.js"], failed
+
+
+def test_the_folder_readme_lists_every_module():
+    readme = (ASSETS / "README-panel.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([\w/-]+\.js)` \|", readme, flags=re.M))
+    assert listed == set(module_names())

@@ -36,13 +36,14 @@ RUN = """
 import { readFileSync } from "node:fs";
 const r = await import(process.argv[1]);
 const { dists, cases } = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const grid = Number(process.argv[3]);
 const out = cases.map(([d, listed, temperature, topK, topP]) => {
   const top = dists[d].slice(0, listed);
   const cands = r.candidates(top);
   const got = r.applySampling(cands, temperature, topK, topP);
   const counts = {};
-  for (let i = 0; i < %(grid)d; i++) {
-    const j = r.drawIndex(got.pKept, (i + 0.5) / %(grid)d);
+  for (let i = 0; i < grid; i++) {
+    const j = r.drawIndex(got.pKept, (i + 0.5) / grid);
     counts[j] = (counts[j] || 0) + 1;
   }
   return {
@@ -54,7 +55,7 @@ const out = cases.map(([d, listed, temperature, topK, topP]) => {
   };
 });
 process.stdout.write(JSON.stringify(out));
-""" % {"grid": GRID}
+"""
 
 
 def distributions(rng: random.Random) -> list[list[float]]:
@@ -144,7 +145,7 @@ def results(tmp_path_factory):
     data = folder / "cases.json"
     data.write_text(json.dumps({"dists": [listing(x) for x in dists], "cases": cases}))
     ran = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", RUN, RULES.as_uri(), str(data)],
+        [str(NODE), "--input-type=module", "-e", RUN, RULES.as_uri(), str(data), str(GRID)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,7 +1,8 @@
 /* attach.js: files for a question (chapter 7). Two pieces, one look:
    - attachControl(root, status): the loop panel's attach control (drop or pick), with a thumbnail for an
-     image, a waveform for a sound and the frames kept for a video; panel.js adds it to a live panel whose
-     root has data-attach="true", sends its files with the question and hands it the server's answer.
+     image, a waveform for a sound and the frames kept for a video; panel/form.js adds it to a live panel whose
+     root has data-attach="true", and panel/run-stream.js sends its files with the question and hands it
+     the server's answer.
    - the media panel, <div class="agentloop-media" data-replay="runs/a.json runs/b.json"></div>: drop or pick
      a file and see the placeholder tokens it becomes in each family (POST /api/media/expand, live); with no
      server, the recordings (each beside its spec, which names the sample file it sent) replay.

@@ -2,10 +2,11 @@
    choice between them. A panel module writes no words of its own: it asks t("key", {vars}) and gets
    the text in the language chosen, with {name} filled from vars. The choice is remembered in
    localStorage under "agentloop.lang" ("en" or "zh-Hant"), and a change is announced on window as
-   the "agentloop-lang" event, so every panel on the page draws itself again. Texts that come with both languages already (the server's errors and descriptions,
-   {en, zh}) go through pick(). Chinese is drawn with the subsetted Noto Sans CJK TC the book ships
-   (docs/assets/fonts/, made by scripts/subset_cjk_font.py from these strings), since a browser
-   without CJK fonts would show boxes. Leaves out: plural rules beyond "one" and "other", and any
+   the "agentloop-lang" event, so every panel on the page draws itself again. Texts that come with
+   both languages already (the server's errors and descriptions, {en, zh}) go through pick().
+   Chinese is drawn with the subsetted Noto Sans CJK TC the book ships (docs/assets/fonts/, made by
+   scripts/subset_cjk_font.py from these strings), since a browser without CJK fonts would show
+   boxes. Leaves out: plural rules beyond "one" and "other", and any
    language but these two. */
 
 export const LANG_KEY = "agentloop.lang";
@@ -366,7 +367,7 @@ export const STRINGS = {
   "render.failed": { en: "Cannot draw a {type} event: {err}", "zh-Hant": "無法顯示 {type} 事件：{err}" },
   "error.detail": { en: "detail", "zh-Hant": "細節" },
 
-  // stages.js: the stage panels
+  // stages.js and stages/: the stage panels
   "st.failed": { en: "This panel failed: {err}", "zh-Hant": "這個面板出錯了：{err}" },
   "st.its_model": { en: "its model", "zh-Hant": "它的模型" },
   "st.live": {

@@ -20,7 +20,7 @@ export function visible(s) {
 }
 
 // A recording's URL: relative to the chapter's Markdown file, as data-replay is written.
-export function recordingURL(path) {
+function recordingURL(path) {
   return /^[a-z]+:|^\//.test(path)
     ? new URL(path, location.href).href
     : new URL(path, markdownDir()).href;
