@@ -366,6 +366,10 @@ class Tokenized(BaseModel):
     )
     special: list[bool]
     n_tokens: int
+    family: str = Field(
+        description="The family whose vocabulary spells the pieces (as /api/status names it): how a piece "
+        "reads as bytes."
+    )
 
 
 class NextTokenRequest(Strict):

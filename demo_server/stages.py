@@ -60,6 +60,7 @@ def tokenize(current: CurrentModel, text: str) -> dict:
         "texts": texts,
         "special": [i in backend.special_ids for i in ids],
         "n_tokens": len(ids),
+        "family": backend.family.key,
     }
 
 

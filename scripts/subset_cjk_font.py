@@ -2,9 +2,10 @@
 
 Debian's Chromium has no CJK font, and the book must read offline, so the panels carry their own
 (docs/assets/fonts/, used by panel.css's @font-face with a unicode-range of exactly these
-characters). The characters are every CJK one (ideographs, their punctuation, full-width forms) in the panels' modules (docs/assets/*.js: the string table, and attach.js's {en, zh} pairs),
-in the Chinese texts the server sends (demo_server/ and agentloop/, e.g. errors and model
-descriptions) and in the model folders' examples.json. The source is Debian's fonts-noto-cjk
+characters). The characters are every CJK one (ideographs, their punctuation, full-width forms)
+in the panels' modules (docs/assets/ and its folders panel/ and stages/, vendor/ left out: mostly
+the string table, i18n.js), in the Chinese texts the server sends (demo_server/ and agentloop/,
+e.g. errors and model descriptions) and in the model folders' examples.json. The source is Debian's fonts-noto-cjk
 (`apt-get install fonts-noto-cjk`); pyftsubset (fontTools, with brotli for WOFF2) does the cut.
 
     python scripts/subset_cjk_font.py          # write the font and its character list
@@ -29,9 +30,16 @@ FONT = ROOT / "docs" / "assets" / "fonts" / "noto-sans-cjk-tc-subset.woff2"
 CJK = ((0x2E80, 0x9FFF), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFFEF), (0x20000, 0x2FFFF))
 
 
+def modules() -> list[Path]:
+    """The panels' own JavaScript modules: docs/assets/*.js and those in its folders, the vendored
+    libraries (vendor/) left out."""
+    assets = ROOT / "docs" / "assets"
+    return sorted(p for p in assets.rglob("*.js") if "vendor" not in p.relative_to(assets).parts)
+
+
 def texts() -> list[Path]:
     """The files whose Chinese the panels can show."""
-    files = sorted((ROOT / "docs" / "assets").glob("*.js"))
+    files = modules()
     for folder in ("demo_server", "agentloop"):
         files += sorted((ROOT / folder).rglob("*.py"))
     files += sorted((ROOT / "models").glob("*/examples.json"))

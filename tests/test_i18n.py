@@ -23,16 +23,10 @@ from scripts import subset_cjk_font
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "docs" / "assets"
 NODE = ROOT / "node_modules" / "node" / "bin" / "node"
-# The modules whose words go through the string table (attach.js keeps its own {en, zh} pairs).
+# The modules whose words go through the string table: every panel module but the table itself
+# (docs/assets/*.js and its folders panel/ and stages/, as the font's subsetter finds them).
 MODULES = [
-    "api.js",
-    "dom.js",
-    "render.js",
-    "status.js",
-    "panel.js",
-    "stages.js",
-    "harness.js",
-    "settings.js",
+    p.relative_to(ASSETS).as_posix() for p in subset_cjk_font.modules() if p.name != "i18n.js"
 ]
 # Literals that look like words but are not sentences for the reader: commands the notes quote as
 # code, HTTP header names and values, keyboard keys, selectors.
@@ -50,9 +44,9 @@ NOT_PROSE = {
     "POST",
     "GET",
     "Infinity",
-    "Hello",  # stages.js: the message it asks the model about when no recording names one
+    "Hello",  # stages/sampling.js: the message it asks the model about when no recording names one
 }
-# Where a model's fact comes from (stages.js's specs table): a file's field, not a sentence.
+# Where a model's fact comes from (stages/specs.js's table): a file's field, not a sentence.
 FIELD_REFERENCE = re.compile(r"(config\.json|text_config\.|generation_config)")
 
 
@@ -145,9 +139,10 @@ def test_every_key_a_module_asks_for_is_in_the_table(table):
     # Keys made from a value: each value the panels can meet has its entry.
     from agentloop.events import CHANNELS
 
-    panel = (ASSETS / "panel.js").read_text(encoding="utf-8")
+    form = (ASSETS / "panel" / "form.js").read_text(encoding="utf-8")
     made = {f"ch.{c}" for c in CHANNELS}
-    made |= {f"set.{k}" for k in re.findall(r'\{ key: "(\w+)", type:', panel)}
+    made |= {f"set.{k}" for k in re.findall(r'\{ key: "(\w+)", type:', form)}
+    assert "set.temperature" in made  # the form's SETTINGS were found
     made |= {f"role.{r}" for r in ("system", "user", "assistant", "tool")}
     made |= {f"kind.{k}" for k in ("tiny", "trained", "real", "served")}
     made |= {f"replay.{s}" for s in ("finished", "playing", "paused", "ready")}

@@ -124,8 +124,8 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(
         # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
         waits = page.evaluate(
             """(run) => {
-            const p = document.querySelector('.agentloop-panel')._alPanel;
-            p.setupReplay(run);
+            const p = document.querySelector('.agentloop-panel')._alPanel.replay;
+            p.setup(run);
             return p.events.map((ev, i) => [ev.type, ev.t_ms, i ? p.delayBefore(i) : 0]);
         }""",
             run,

@@ -536,6 +536,7 @@ def test_render_tokenize_and_next_token(client):
         "".join(tok["texts"]) == text
         and tok["special"][-1] is True
         and not any(tok["special"][:-1])
+        and tok["family"] == client.status()["family"]
     )
 
     greedy = client.post(

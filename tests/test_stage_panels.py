@@ -1,4 +1,4 @@
-"""The stage panels (docs/assets/stages.js) in a real browser, on the built book served by a plain static server
+"""The stage panels (docs/assets/stages.js and stages/) in a real browser, on the built book served by a plain static server
 (so they replay), with recordings this test makes from the tiny checkpoints through the demo server's own stage
 functions: the shapes the server answers.
 
@@ -218,7 +218,8 @@ def test_sampling_rules_in_js_on_ties_and_greedy(served, page):
     ]:
         got = page.evaluate(
             """async ([top, t, k, p]) => {
-            const { rules: r } = await import(document.querySelector("script[src$='assets/stages.js']").src);
+            const stages = document.querySelector("script[src$='assets/stages.js']").src;
+            const r = await import(new URL("stages/sampling-rules.js", stages).href);
             const c = r.candidates(top);
             const out = r.applySampling(c, t, k, p);
             return { ids: c.slice(0, out.kept).map((x) => x.id), kept: out.kept };
@@ -239,7 +240,7 @@ def test_sampling_rules_in_js_on_ties_and_greedy(served, page):
 
 
 def visible(s: str) -> str:
-    """What stages.js shows for a piece: whitespace made visible."""
+    """What stages/stage.js's visible() shows for a piece: whitespace made visible."""
     return (
         s.replace("\\", "\\\\")
         .replace("\n", "\\n")
@@ -325,7 +326,8 @@ def test_token_bytes_match_the_tokenizers(served, page, tiny):
                 cases.append((backend.piece(i), list(text.encode("utf-8"))))
         got = page.evaluate(
             """async ([pieces, family]) => {
-            const { tokenBytes } = await import(document.querySelector("script[src$='assets/stages.js']").src);
+            const stages = document.querySelector("script[src$='assets/stages.js']").src;
+            const { tokenBytes } = await import(new URL("stages/tokens.js", stages).href);
             return pieces.map((p) => tokenBytes(p, false, family));
         }""",
             [[p for p, _ in cases], family],

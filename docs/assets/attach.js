@@ -1,63 +1,32 @@
 /* attach.js: files for a question (chapter 7). Two pieces, one look:
    - attachControl(root, status): the loop panel's attach control (drop or pick), with a thumbnail for an
-     image, a waveform for a sound and the frames kept for a video; panel.js adds it to a live panel whose
-     root has data-attach="true", sends its files with the question and hands it the server's answer.
+     image, a waveform for a sound and the frames kept for a video; panel/form.js adds it to a live panel whose
+     root has data-attach="true", and panel/run-stream.js sends its files with the question and hands it
+     the server's answer.
    - the media panel, <div class="agentloop-media" data-replay="runs/a.json runs/b.json"></div>: drop or pick
      a file and see the placeholder tokens it becomes in each family (POST /api/media/expand, live); with no
      server, the recordings (each beside its spec, which names the sample file it sent) replay.
-   The UI's words are {en, zh} pairs, one picked by localStorage "agentloop.lang" (en | zh-Hant).
+   Its words are the string table's attach.* keys (i18n.js), in the reader's language.
    Leaves out: recording sound or video in the browser, and editing a file before it is sent. */
 
 import { pageToken, postJSON, probeServer } from "./api.js";
 import { el, fmtBytes, fmtInt, markdownDir, onEveryPage } from "./dom.js";
+import { pick, t, tableError } from "./i18n.js";
 
-// An `error` event of this module's own, in both languages (the panel picks the reader's).
-const errorEvent = (en, zh) => ({ type: "error", message: { en, zh } });
-
-const WORDS = {
-  attach: { en: "Attach files", zh: "附加檔案" },
-  drop: { en: "Drop an image, a sound or a video here, or", zh: "把圖片、聲音或影片拖到這裡，或" },
-  pick: { en: "pick files", zh: "選擇檔案" },
-  remove: { en: "Remove", zh: "移除" },
-  cannot: { en: "Cannot be attached as media", zh: "無法當作媒體附加" },
-  plainFile: { en: "kept as a plain file in /data", zh: "以一般檔案存在 /data" },
-  tooBig: { en: "is larger than the server takes", zh: "超過伺服器接受的大小" },
-  tooMany: { en: "At most 4 files a question.", zh: "每個問題最多 4 個檔案。" },
-  framesKept: { en: "frames kept for the model", zh: "留給模型的影格" },
-  tokens: { en: "tokens", zh: "個 token" },
-  refused: { en: "does not read it", zh: "不讀它" },
-  turn: { en: "The user turn as the model reads it", zh: "模型讀到的使用者回合" },
-  recorded: { en: "Recorded examples", zh: "錄好的範例" },
-  replayNote: {
-    en: "Replaying recorded examples. Serve the book with the demo server (make serve) to drop your own file.",
-    zh: "正在重播錄好的範例。用示範伺服器（make serve）提供本書，就能拖放自己的檔案。",
-  },
-  expanding: { en: "Expanding the placeholders…", zh: "正在展開佔位符…" },
-  kinds: {
-    image: { en: "image", zh: "圖片" },
-    audio: { en: "sound", zh: "聲音" },
-    video: { en: "video", zh: "影片" },
-    file: { en: "file", zh: "檔案" },
-  },
+// A kind of file, as the server names it, and its name in the string table.
+const KINDS = {
+  image: "attach.kind_image",
+  audio: "attach.kind_audio",
+  video: "attach.kind_video",
+  file: "attach.kind_file",
 };
+// The families' own names, as their makers write them (the server names a family by its key).
 const FAMILY_NAMES = { gemma4: "Gemma 4", qwen3_5: "Qwen3.5" };
 const MAX_FILES = 4;
 const FRAMES_SHOWN = 8;
 
-export function lang() {
-  try {
-    return localStorage.getItem("agentloop.lang") === "zh-Hant" ? "zh" : "en";
-  } catch (_) {
-    return "en";
-  }
-}
-
-function t(pair) {
-  return pair[lang()] || pair.en;
-}
-
-function say(message) {
-  return message && (message[lang()] || message.en);
+function kindName(kind) {
+  return t(KINDS[kind] || KINDS.file);
 }
 
 // -- what a file looks like: a thumbnail, a waveform, frames ------------------------------------------------
@@ -136,7 +105,7 @@ async function drawFrames(source, strip, frames) {
     strip.append(canvas);
   }
   if (frames && frames.length)
-    strip.append(el("span", "al-note", `${frames.length} ${t(WORDS.framesKept)}`));
+    strip.append(el("span", "al-note", t("attach.frames_kept", { n: frames.length })));
 }
 
 function evenly(duration, n) {
@@ -164,14 +133,14 @@ function dropZone(onFiles, multiple) {
   input.multiple = multiple;
   input.accept = "image/*,audio/*,video/*,*/*";
   input.hidden = true;
-  const pick = el("button", "al-btn al-att-pick", t(WORDS.pick));
-  pick.type = "button";
-  pick.addEventListener("click", () => input.click());
+  const choose = el("button", "al-btn al-att-pick", t("attach.pick"));
+  choose.type = "button";
+  choose.addEventListener("click", () => input.click());
   input.addEventListener("change", () => {
     onFiles(Array.from(input.files || []));
     input.value = "";
   });
-  zone.append(el("span", null, t(WORDS.drop) + " "), pick, input);
+  zone.append(el("span", null, t("attach.drop") + " "), choose, input);
   zone.addEventListener("dragover", (e) => {
     e.preventDefault();
     zone.classList.add("al-att-over");
@@ -194,14 +163,14 @@ export function attachControl(root, status) {
   const refused = info.refused && typeof info.refused === "object" ? info.refused : {};
   const maxBytes = typeof info.max_bytes === "number" ? info.max_bytes : Infinity;
   const box = el("div", "al-field al-field-wide al-attach");
-  box.append(el("span", null, t(WORDS.attach)));
+  box.append(el("span", null, t("attach.attach")));
   const kept = el("div", "al-att-list");
   const note = el("div", "al-att-note");
   let files = [];
-  const cannot = Object.entries(refused).map(([kind, why]) => `${t(WORDS.kinds[kind] || WORDS.kinds.file)}: ${say(why)}`);
+  const cannot = Object.entries(refused).map(([kind, why]) => `${kindName(kind)}: ${pick(why)}`);
   if (cannot.length) {
     const line = el("div", "al-note al-att-cannot");
-    line.textContent = `${t(WORDS.cannot)} (${t(WORDS.plainFile)}) — ${cannot.join("; ")}`;
+    line.textContent = t("attach.cannot", { plain: t("attach.plain_file"), list: cannot.join("; ") });
     box.append(line);
   }
   const draw = () => {
@@ -211,7 +180,7 @@ export function attachControl(root, status) {
       const item = el("div", "al-att-item");
       item.dataset.kind = kind;
       const name = el("div", "al-att-name", `${file.name} · ${fmtBytes(file.size)}`);
-      const remove = el("button", "al-btn al-att-remove", t(WORDS.remove));
+      const remove = el("button", "al-btn al-att-remove", t("attach.remove"));
       remove.type = "button";
       remove.addEventListener("click", () => {
         files = files.filter((f) => f !== file);
@@ -219,15 +188,16 @@ export function attachControl(root, status) {
       });
       item.append(preview(file, kind), name, remove);
       if (kind !== "file" && !reads.includes(kind))
-        item.append(el("div", "al-note", t(WORDS.plainFile)));
+        item.append(el("div", "al-note", t("attach.plain_file")));
       kept.append(item);
     }
   };
   const { zone } = dropZone((added) => {
     note.textContent = "";
     for (const file of added) {
-      if (file.size > maxBytes) note.textContent = `${file.name} ${t(WORDS.tooBig)} (${fmtBytes(maxBytes)}).`;
-      else if (files.length >= MAX_FILES) note.textContent = t(WORDS.tooMany);
+      if (file.size > maxBytes)
+        note.textContent = t("attach.too_big", { name: file.name, max: fmtBytes(maxBytes) });
+      else if (files.length >= MAX_FILES) note.textContent = t("attach.too_many");
       else files.push(file);
     }
     draw();
@@ -255,9 +225,8 @@ export function attachControl(root, status) {
         // A medium kept as a plain file still looks like itself.
         const looks = a.kind === "file" && mine[i] ? kindOfType(mine[i].type) : a.kind;
         if (mine[i]) item.append(preview(mine[i], looks, a.frames));
-        const label = `${a.name} · ${t(WORDS.kinds[a.kind] || WORDS.kinds.file)}`;
-        item.append(el("div", "al-att-name", label));
-        if (a.why_plain) item.append(el("div", "al-note", say(a.why_plain)));
+        item.append(el("div", "al-att-name", `${a.name} · ${kindName(a.kind)}`));
+        if (a.why_plain) item.append(el("div", "al-note", pick(a.why_plain)));
         strip.append(item);
       });
       (turn.querySelector(".al-asked") || turn).append(strip);
@@ -281,15 +250,16 @@ function drawFamily(family, answer) {
   head.append(el("span", null, `${FAMILY_NAMES[family] || family} · ${answer.model}`));
   box.append(head);
   if (answer.refused) {
-    box.append(el("div", "al-note al-att-refused", `${t(WORDS.refused)}: ${say(answer.refused)}`));
+    box.append(el("div", "al-note al-att-refused", t("attach.refused", { why: pick(answer.refused) })));
     return box;
   }
   const counts = Object.entries(answer.media_tokens || {}).map(
-    ([kind, n]) => `${t(WORDS.kinds[kind] || WORDS.kinds.file)} ${fmtInt(n)}`,
+    ([kind, n]) => `${kindName(kind)} ${fmtInt(n)}`,
   );
-  head.append(el("span", "al-facts", `${fmtInt(answer.n_tokens)} ${t(WORDS.tokens)} · ${counts.join(", ")}`));
+  const tokens = t("attach.n_tokens", { n: fmtInt(answer.n_tokens) });
+  head.append(el("span", "al-facts", `${tokens} · ${counts.join(", ")}`));
   const turn = el("div", "al-att-tokens");
-  turn.setAttribute("aria-label", t(WORDS.turn));
+  turn.setAttribute("aria-label", t("attach.turn"));
   for (const [piece, count] of answer.tokens || []) {
     const chip = el("span", count > 1 ? "al-att-tok al-att-run" : "al-att-tok", piece);
     if (count > 1) chip.append(el("b", "al-att-count", `×${count}`));
@@ -305,7 +275,7 @@ class MediaPanel {
     root._alMedia = this;
     this.bar = el("div", "al-bar");
     this.badge = el("span", "al-badge al-mode", "…");
-    this.bar.append(el("strong", null, t(WORDS.turn)), this.badge);
+    this.bar.append(el("strong", null, t("attach.turn")), this.badge);
     this.input = el("div", "al-att-input");
     this.shown = el("div", "al-att-shown");
     this.result = el("div", "al-att-result");
@@ -315,13 +285,14 @@ class MediaPanel {
 
   async start() {
     const found = await probeServer();
-    if (found.mode === "live" && pageToken()) {
-      this.badge.textContent = "live";
+    this.live = found.mode === "live" && Boolean(pageToken());
+    if (this.live) {
+      this.badge.textContent = t("badge.live");
       const { zone } = dropZone((files) => files[0] && this.expand(files[0]), false);
       this.input.append(zone);
     } else {
-      this.badge.textContent = "replay";
-      this.input.append(el("div", "al-note", t(WORDS.replayNote)));
+      this.badge.textContent = t("badge.replay");
+      this.input.append(el("div", "al-note", t("attach.replay_note")));
     }
     this.offerRecordings();
   }
@@ -331,7 +302,7 @@ class MediaPanel {
     const paths = (this.root.dataset.replay || "").split(/\s+/).filter(Boolean);
     if (!paths.length) return;
     const row = el("div", "al-buttons al-att-examples");
-    row.append(el("span", "al-k", t(WORDS.recorded)));
+    row.append(el("span", "al-k", t("attach.recorded")));
     for (const path of paths) {
       const button = el("button", "al-btn al-att-example", path.split("/").pop().replace(/\.json$/, ""));
       button.type = "button";
@@ -339,7 +310,7 @@ class MediaPanel {
       row.append(button);
     }
     this.input.append(row);
-    if (this.badge.textContent === "replay") this.replay(paths[0]);
+    if (!this.live) this.replay(paths[0]);
   }
 
   async replay(path) {
@@ -352,17 +323,17 @@ class MediaPanel {
       const blob = file ? await (await fetch(new URL(`runs/${file}`, markdownDir()).href)).blob() : null;
       this.draw(answer, blob);
     } catch (err) {
-      this.error(errorEvent(`Could not replay ${path}: ${err}`, `無法重播 ${path}：${err}`));
+      this.error(tableError("attach.replay_failed", { path, err }));
     }
   }
 
   async expand(file) {
-    this.result.replaceChildren(el("div", "al-note", t(WORDS.expanding)));
+    this.result.replaceChildren(el("div", "al-note", t("attach.expanding")));
     try {
       const attachment = { name: file.name, data: await base64Of(file) };
       this.draw(await postJSON("media_expand", null, { attachment }), file);
     } catch (err) {
-      this.error(err.event || errorEvent(String(err), String(err)));
+      this.error(err.event || { type: "error", message: { en: String(err), zh: String(err) } });
     }
   }
 
@@ -371,7 +342,7 @@ class MediaPanel {
     if (blob) {
       const item = el("div", "al-att-item");
       item.append(preview(blob, answer.kind, answer.frames));
-      item.append(el("div", "al-att-name", `${answer.name} · ${t(WORDS.kinds[answer.kind] || WORDS.kinds.file)}`));
+      item.append(el("div", "al-att-name", `${answer.name} · ${kindName(answer.kind)}`));
       this.shown.append(item);
     }
     this.result.replaceChildren(

@@ -1,12 +1,12 @@
 /* i18n.js: every string the panels show, in English and Traditional Chinese, and the reader's
    choice between them. A panel module writes no words of its own: it asks t("key", {vars}) and gets
    the text in the language chosen, with {name} filled from vars. The choice is remembered in
-   localStorage under "agentloop.lang" ("en" or "zh-Hant"; attach.js reads the same key), and a
-   change is announced on window as the "agentloop-lang" event, so every panel on the page draws
-   itself again. Texts that come with both languages already (the server's errors and descriptions,
-   {en, zh}) go through pick(). Chinese is drawn with the subsetted Noto Sans CJK TC the book ships
-   (docs/assets/fonts/, made by scripts/subset_cjk_font.py from these strings), since a browser
-   without CJK fonts would show boxes. Leaves out: plural rules beyond "one" and "other", and any
+   localStorage under "agentloop.lang" ("en" or "zh-Hant"), and a change is announced on window as
+   the "agentloop-lang" event, so every panel on the page draws itself again. Texts that come with
+   both languages already (the server's errors and descriptions, {en, zh}) go through pick().
+   Chinese is drawn with the subsetted Noto Sans CJK TC the book ships (docs/assets/fonts/, made by
+   scripts/subset_cjk_font.py from these strings), since a browser without CJK fonts would show
+   boxes. Leaves out: plural rules beyond "one" and "other", and any
    language but these two. */
 
 export const LANG_KEY = "agentloop.lang";
@@ -367,7 +367,7 @@ export const STRINGS = {
   "render.failed": { en: "Cannot draw a {type} event: {err}", "zh-Hant": "無法顯示 {type} 事件：{err}" },
   "error.detail": { en: "detail", "zh-Hant": "細節" },
 
-  // stages.js: the stage panels
+  // stages.js and stages/: the stage panels
   "st.failed": { en: "This panel failed: {err}", "zh-Hant": "這個面板出錯了：{err}" },
   "st.its_model": { en: "its model", "zh-Hant": "它的模型" },
   "st.live": {
@@ -535,6 +535,40 @@ export const STRINGS = {
     en: "{path} answered HTTP {status} without JSON",
     "zh-Hant": "{path} 回應了 HTTP {status}，但沒有 JSON",
   },
+
+  // attach.js: files for a question, and the media panel (chapter 7)
+  "attach.attach": { en: "Attach files", "zh-Hant": "附加檔案" },
+  "attach.drop": {
+    en: "Drop an image, a sound or a video here, or",
+    "zh-Hant": "把圖片、聲音或影片拖到這裡，或",
+  },
+  "attach.pick": { en: "pick files", "zh-Hant": "選擇檔案" },
+  "attach.remove": { en: "Remove", "zh-Hant": "移除" },
+  "attach.cannot": {
+    en: "Cannot be attached as media ({plain}) — {list}",
+    "zh-Hant": "無法當作媒體附加 ({plain}) — {list}",
+  },
+  "attach.plain_file": { en: "kept as a plain file in /data", "zh-Hant": "以一般檔案存在 /data" },
+  "attach.too_big": {
+    en: "{name} is larger than the server takes ({max}).",
+    "zh-Hant": "{name} 超過伺服器接受的大小 ({max}).",
+  },
+  "attach.too_many": { en: "At most 4 files a question.", "zh-Hant": "每個問題最多 4 個檔案。" },
+  "attach.frames_kept": { en: "{n} frames kept for the model", "zh-Hant": "{n} 留給模型的影格" },
+  "attach.n_tokens": { en: "{n} tokens", "zh-Hant": "{n} 個 token" },
+  "attach.refused": { en: "does not read it: {why}", "zh-Hant": "不讀它: {why}" },
+  "attach.turn": { en: "The user turn as the model reads it", "zh-Hant": "模型讀到的使用者回合" },
+  "attach.recorded": { en: "Recorded examples", "zh-Hant": "錄好的範例" },
+  "attach.replay_note": {
+    en: "Replaying recorded examples. Serve the book with the demo server (make serve) to drop your own file.",
+    "zh-Hant": "正在重播錄好的範例。用示範伺服器（make serve）提供本書，就能拖放自己的檔案。",
+  },
+  "attach.replay_failed": { en: "Could not replay {path}: {err}", "zh-Hant": "無法重播 {path}：{err}" },
+  "attach.expanding": { en: "Expanding the placeholders…", "zh-Hant": "正在展開佔位符…" },
+  "attach.kind_image": { en: "image", "zh-Hant": "圖片" },
+  "attach.kind_audio": { en: "sound", "zh-Hant": "聲音" },
+  "attach.kind_video": { en: "video", "zh-Hant": "影片" },
+  "attach.kind_file": { en: "file", "zh-Hant": "檔案" },
 };
 
 let current = null;

@@ -3,7 +3,7 @@
    is opened again, and a different chapter keeps its own (chapters ask for different things).
    Stored in localStorage under the page's path; where storage is refused (a private window's
    quota, a policy), nothing is remembered and the form starts from the server's defaults.
-   Leaves out: the form's other fields (panel.js builds them) and any sharing between pages. */
+   Leaves out: the form's other fields (panel/form.js builds them) and any sharing between pages. */
 
 import { el } from "./dom.js";
 import { t } from "./i18n.js";

@@ -1,0 +1,375 @@
+/* panel/form.js: a live panel's form. The question box with the model's examples and the chapter's
+   "try this"; the settings folded to one line (opening to every field, the harness switch, the
+   tools checklist and, in chapter 7, the attach control); Run, Stop, New conversation, Show the
+   recorded run. It starts from the recording's settings, the server's defaults and what the reader
+   last ran on this page, and hands a submitted question and its settings to the run stream.
+   Leaves out: the run itself (run-stream.js), the model menu (model-menu.js), and remembering
+   settings and listing tools (settings.js), the harness switch (harness.js), files (attach.js). */
+
+import { attachControl } from "../attach.js";
+import { el } from "../dom.js";
+import { harnessControls } from "../harness.js";
+import { lang, pick, t } from "../i18n.js";
+import { rememberedSettings, rememberSettings, toolsChecklist } from "../settings.js";
+import { serverStatus } from "../status.js";
+import { recordedSettings } from "./recording.js";
+
+// Settings the live form sends, as the harness names them. Empty number fields are left out, so the
+// server uses its own defaults (the family's recommended sampling) rather than numbers made up
+// here.
+// Each label is the string table's "set.<key>".
+const SETTINGS = [
+  { key: "max_steps", type: "int" },
+  { key: "max_new_tokens", type: "int" },
+  { key: "temperature", type: "float", step: "0.05" },
+  { key: "top_p", type: "float", step: "0.05" },
+  { key: "top_k", type: "int" },
+  { key: "thinking", type: "bool", fallback: false },
+  { key: "use_tools", type: "bool", fallback: true },
+  { key: "auto_approve", type: "bool", fallback: false },
+  // Offered only where the status says the model has a drafter (status.mtp).
+  { key: "mtp", type: "bool", fallback: false, needs: "mtp" },
+];
+// The settings the folded line names by value; the switches it names when they are on.
+const NAMED = ["temperature", "top_k", "top_p"];
+
+// The kinds of question examples.json may list (the training data's Task kinds), and their names
+// in the string table; another kind is shown as it is written.
+const KINDS = {
+  arithmetic: "ex.arithmetic",
+  letters: "ex.letters",
+  length: "ex.length",
+  units: "ex.units",
+  sorting: "ex.sorting",
+  dates: "ex.dates",
+  file_lines: "ex.file_lines",
+  greeting: "ex.greeting",
+  definition: "ex.definition",
+};
+
+function button(cls, label, type) {
+  const b = el("button", `al-btn ${cls}`, label);
+  b.type = type || "button";
+  return b;
+}
+
+function questionBox(root) {
+  const q = el("textarea", "al-question");
+  q.name = "question";
+  q.rows = 2;
+  q.required = true;
+  q.placeholder = t("form.placeholder");
+  q.value = root.dataset.question || "";
+  const label = el("label", "al-field al-field-wide");
+  label.append(el("span", null, t("form.question")), q);
+  return { label, q };
+}
+
+// One setting's field, starting from `value` (a switch without one from its fallback).
+function settingField(s, value) {
+  const label = el("label", "al-field" + (s.type === "bool" ? " al-check" : ""));
+  const input = el("input");
+  input.name = s.key;
+  if (s.type === "bool") {
+    input.type = "checkbox";
+    input.checked = typeof value === "boolean" ? value : s.fallback;
+    label.append(input, el("span", null, t(`set.${s.key}`)));
+  } else {
+    input.type = "number";
+    input.step = s.step || "1";
+    input.min = "0";
+    input.placeholder = t("form.server_default");
+    if (typeof value === "number") input.value = String(value);
+    label.append(el("span", null, t(`set.${s.key}`)), input);
+  }
+  if (s.needs) label.dataset.needs = s.needs;
+  return { label, input };
+}
+
+// The settings the form sends: a switch always, a number unless left empty, nothing of a field the
+// loaded model is not offered.
+function readSettings(inputs) {
+  const settings = {};
+  for (const s of SETTINGS) {
+    const input = inputs[s.key];
+    if (input.closest("label").hidden) continue; // not offered for this model
+    if (s.type === "bool") settings[s.key] = input.checked;
+    else if (input.value !== "")
+      settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
+  }
+  return settings;
+}
+
+// The folded line's words: the sampling and the switches that are on, as they stand now.
+function foldedParts(inputs) {
+  const parts = [];
+  for (const s of SETTINGS) {
+    const input = inputs[s.key];
+    if (!input || input.closest("label").hidden) continue;
+    if (s.type === "bool") {
+      if (input.checked) parts.push(t(`set.${s.key}`));
+    } else if (NAMED.includes(s.key)) {
+      const name = t(`set.${s.key}`).replace(/\s*[(（].*$/, "");
+      parts.push(`${name} ${input.value || t("form.server_default")}`);
+    }
+  }
+  return parts;
+}
+
+// The model's examples (its folder's examples.json): its note, and its questions grouped by kind,
+// each a button that gives its text (Chinese where given) to `use`.
+function examplesList(ex, use) {
+  const out = [];
+  if (ex.note) out.push(el("div", "al-examples-note", pick(ex.note)));
+  const questions = Array.isArray(ex.questions) ? ex.questions : [];
+  if (!questions.length) return out;
+  const list = el("div", "al-examples-list");
+  list.setAttribute("role", "group");
+  list.setAttribute("aria-label", t("form.examples"));
+  list.append(el("span", "al-k", t("form.examples")));
+  const byKind = new Map();
+  for (const q of questions) {
+    if (!byKind.has(q.kind)) byKind.set(q.kind, []);
+    byKind.get(q.kind).push(q);
+  }
+  for (const [kind, items] of byKind) {
+    const group = el("span", "al-example-kind");
+    group.append(el("span", "al-example-kind-name", kind in KINDS ? t(KINDS[kind]) : kind));
+    for (const q of items) {
+      const text = lang() === "zh-Hant" && q.zh ? q.zh : q.en;
+      const b = button("al-example", text);
+      b.dataset.kind = kind;
+      b.addEventListener("click", () => use(text));
+      group.append(b);
+    }
+    list.append(group);
+  }
+  out.push(list);
+  return out;
+}
+
+// The chapter's data-try='{"question": "…", "settings": {…}}', or null when there is none.
+function trySpec(root) {
+  try {
+    const spec = root.dataset.try ? JSON.parse(root.dataset.try) : null;
+    return spec && typeof spec === "object" ? spec : null;
+  } catch {
+    return null;
+  }
+}
+
+// Uses of the panel: root, conversation (whether there is one to leave), recorded (the recording's
+// settings, kept across a language switch), destroyed, run (start, stop), showRecordedRun() and
+// newConversation().
+export class LiveForm {
+  // `previous`: the form this one replaces (a language switch draws the form again), whose
+  // question and values it starts from.
+  constructor(panel, status, previous) {
+    this.panel = panel;
+    const root = panel.root;
+    const defaults = status.defaults && typeof status.defaults === "object" ? status.defaults : {};
+    const form = el("form", "al-form");
+    this.element = form;
+    const { label, q } = questionBox(root);
+    this.question = q;
+    form.append(label);
+    this.examplesBox = el("div", "al-examples");
+    form.append(this.examplesBox);
+    this.drawExamples(status);
+    this.attach = attachControl(root, status); // files for the question, where data-attach="true"
+    if (this.attach) form.append(this.attach.element);
+    const tryThis = this.tryControl();
+    if (tryThis) form.append(tryThis);
+    this.buildSettings(form, status, defaults);
+    this.offerSwitches(status);
+    if (previous) this.applyDefaults(previous.values());
+    else this.useRecordedSettings();
+    this.sayFoldedSettings();
+    form.append(this.buttons());
+    if (previous) q.value = previous.question.value;
+  }
+
+  // The settings, folded to one line that names the ones that matter most; it opens to all.
+  buildSettings(form, status, defaults) {
+    const root = this.panel.root;
+    const folded = el("details", "al-form-settings");
+    const foldedLine = el("summary", "al-form-settings-line");
+    const foldedBody = el("div", "al-form-settings-body"); // a <details> cannot lay out as flex
+    folded.append(foldedLine, foldedBody);
+    const kept = rememberedSettings(); // this page's last run, over the server's defaults
+    const start = (key, type) => (typeof kept[key] === type ? kept[key] : defaults[key]);
+    this.inputs = {};
+    for (const s of SETTINGS) {
+      const { label, input } = settingField(s, start(s.key, s.type === "bool" ? "boolean" : "number"));
+      this.inputs[s.key] = input;
+      foldedBody.append(label);
+    }
+    const harness = harnessControls(root, defaults, status.harnesses);
+    // Chapter 16's panels (data-harness) are about the harness: its switch stays in view.
+    (root.dataset.harness ? form : foldedBody).append(harness.box);
+    const offered = Array.isArray(status.tools) ? status.tools : [];
+    const tools = toolsChecklist(
+      offered,
+      Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
+    );
+    if (offered.length) foldedBody.append(tools.element);
+    form.insertBefore(folded, root.dataset.harness ? harness.box : null);
+    this.foldedLine = foldedLine;
+    form.addEventListener("input", () => this.sayFoldedSettings());
+    form.addEventListener("change", () => this.sayFoldedSettings());
+    // What a submitted question carries besides the fields: the harness's and the tools'.
+    this.extraSettings = () => ({
+      ...harness.values(),
+      ...(offered.length ? { tools: tools.selected() } : {}),
+    });
+  }
+
+  // Run, Stop, New conversation (each question after the first continues the conversation, its
+  // messages and /data, until this), and Show the recorded run where there is one.
+  buttons() {
+    const panel = this.panel;
+    const run = button("al-run", t("form.run"), "submit");
+    const stop = button("al-stop", t("form.stop"));
+    stop.disabled = true;
+    const newConversation = button("al-new-conversation", t("form.new_conversation"));
+    newConversation.disabled = !panel.conversation.id;
+    const replay = button("al-show-replay", t("form.show_replay"));
+    this.runBtn = run;
+    this.stopBtn = stop;
+    this.newConversationBtn = newConversation;
+    const row = el("div", "al-buttons");
+    row.append(run, stop, newConversation);
+    if (panel.root.dataset.replay) row.append(replay);
+    this.element.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const settings = { ...readSettings(this.inputs), ...this.extraSettings() };
+      rememberSettings(settings);
+      panel.run.start(this.question.value.trim(), settings);
+    });
+    stop.addEventListener("click", () => panel.run.stop());
+    replay.addEventListener("click", () => panel.showRecordedRun());
+    newConversation.addEventListener("click", () => {
+      panel.newConversation();
+      this.question.value = "";
+      this.question.focus();
+    });
+    return row;
+  }
+
+  // The buttons as a run goes: Run while none is going, Stop while one can be stopped, New
+  // conversation while there is one to leave.
+  running(on) {
+    this.runBtn.disabled = on;
+  }
+
+  stoppable(on) {
+    this.stopBtn.disabled = !on;
+  }
+
+  canLeave(on) {
+    this.newConversationBtn.disabled = !on;
+  }
+
+  sayFoldedSettings() {
+    if (!this.foldedLine || !this.inputs) return;
+    this.foldedLine.replaceChildren(
+      el("span", "al-k", t("form.settings")),
+      " ",
+      el("span", "al-v", foldedParts(this.inputs).join(" · ")),
+    );
+  }
+
+  // The form's values now, keyed as settings (for drawing the form again).
+  values() {
+    const values = {};
+    for (const s of SETTINGS) {
+      const input = this.inputs && this.inputs[s.key];
+      if (!input) continue;
+      if (s.type === "bool") values[s.key] = input.checked;
+      else if (input.value !== "") values[s.key] = Number(input.value);
+    }
+    return values;
+  }
+
+  applyDefaults(defaults) {
+    if (!this.inputs || !defaults || typeof defaults !== "object") return;
+    for (const s of SETTINGS) {
+      const input = this.inputs[s.key];
+      if (!input) continue;
+      if (s.type === "bool")
+        input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
+      else input.value = typeof defaults[s.key] === "number" ? String(defaults[s.key]) : "";
+    }
+    this.sayFoldedSettings();
+  }
+
+  // A switch the loaded model cannot use (MTP without a drafter) is not offered, and not sent.
+  offerSwitches(status) {
+    for (const label of this.element.querySelectorAll("[data-needs]")) {
+      const offered = Boolean(status && status[label.dataset.needs]);
+      label.hidden = !offered;
+      const input = label.querySelector("input");
+      if (!offered && input) input.checked = false;
+    }
+  }
+
+  // The form starts from the settings of the recording beside it, so "run it live" runs what the
+  // replay shows (greedy where it was greedy, thinking where it thought); the server's defaults fill
+  // what the recording leaves out, and what the reader last ran on this page wins over both. They
+  // go to the panel's form of the moment (a language switch may have drawn another meanwhile).
+  async useRecordedSettings() {
+    const panel = this.panel;
+    const settings = await recordedSettings(panel.root);
+    if (panel.destroyed || !settings) return;
+    panel.recorded = settings;
+    panel.form.applyDefaults({
+      ...((serverStatus.status || {}).defaults || {}),
+      ...settings,
+      ...rememberedSettings(),
+    });
+    panel.form.offerSwitches(serverStatus.status);
+  }
+
+  // Another model was loaded (here or in another tab): its defaults under the recording's
+  // settings, its switches and its examples.
+  modelChanged(status) {
+    this.applyDefaults({ ...(status.defaults || {}), ...(this.panel.recorded || {}) });
+    this.offerSwitches(status);
+    this.drawExamples(status);
+  }
+
+  // Beside the question box: what the model is (its folder's examples.json note, e.g. that the
+  // default is a toy trained for this book) and a few questions of each kind it knows, each a
+  // button that fills the box. Nothing when the model has no examples.json.
+  drawExamples(status) {
+    const ex = status && status.examples;
+    this.examplesBox.replaceChildren();
+    if (!ex || typeof ex !== "object") return;
+    this.examplesBox.append(
+      ...examplesList(ex, (text) => {
+        this.question.value = text;
+        this.question.focus();
+      }),
+    );
+  }
+
+  // The chapter's "try this" as a control: the button fills the question and the settings it names
+  // (the rest stay).
+  tryControl() {
+    const spec = trySpec(this.panel.root);
+    if (!spec) return null;
+    const b = button("al-try", t("form.try"));
+    const box = el("div", "al-try-box");
+    const what = [];
+    if (typeof spec.question === "string") what.push(`“${spec.question}”`);
+    for (const [k, v] of Object.entries(spec.settings || {})) what.push(`${k} ${JSON.stringify(v)}`);
+    box.append(b, el("span", "al-try-text", what.join(" · ")));
+    b.addEventListener("click", () => {
+      if (typeof spec.question === "string") this.question.value = spec.question;
+      if (spec.settings) this.applyDefaults({ ...this.values(), ...spec.settings });
+      this.sayFoldedSettings();
+      this.question.focus();
+    });
+    return box;
+  }
+}
