@@ -77,35 +77,18 @@ def environment(model_id: str, port: int = DEFAULT_PORT, mtp: bool = False) -> d
     return env
 
 
+def project() -> list[str]:
+    """docker compose, on compose.yaml, as this project (so `down` finds what `up` started)."""
+    return [*compose(), "-f", str(COMPOSE_FILE), "-p", PROJECT]
+
+
 def up_command(mtp: bool = False) -> list[str]:
-    return [
-        *compose(),
-        "-f",
-        str(COMPOSE_FILE),
-        "-p",
-        PROJECT,
-        "--profile",
-        "mtp" if mtp else "plain",
-        "up",
-        "-d",
-        service(mtp),
-    ]
+    return [*project(), "--profile", "mtp" if mtp else "plain", "up", "-d", service(mtp)]
 
 
 def down_command() -> list[str]:
     # Both profiles, so whichever service runs is stopped; the compile cache volume stays.
-    return [
-        *compose(),
-        "-f",
-        str(COMPOSE_FILE),
-        "-p",
-        PROJECT,
-        "--profile",
-        "plain",
-        "--profile",
-        "mtp",
-        "down",
-    ]
+    return [*project(), "--profile", "plain", "--profile", "mtp", "down"]
 
 
 def fetch(model_id: str, mtp: bool) -> None:
