@@ -383,3 +383,61 @@ def test_a_term_hovers_at_its_first_appearance_only_and_never_in_a_heading():
         conventions.first_abbr_only(html)
         == f"<h2>The KV cache</h2><p>A {kv} grows; the KV cache is kept.</p>"
     )
+
+
+def _text(fragment: str) -> str:
+    """An HTML fragment's text as a reader sees it."""
+    import html as html_module
+
+    return html_module.unescape(re.sub(r"<[^>]*>", "", fragment)).strip()
+
+
+def test_every_terms_hover_text_is_its_first_sentence_as_the_glossary_shows_it(site):
+    """Issue 47: the hover text dropped every `_` and `*` (`<|imend|>`, `runpython`, `maxsteps`). Each entry's
+    hover text is the first sentence of its definition exactly as the built glossary page shows it, and every
+    hover in the book is one of them."""
+    conventions, terms = glossary_terms()
+    glossary = (site / "glossary/index.html").read_text(encoding="utf-8")
+    shown = {}
+    for term in terms:
+        section = glossary.split(f'id="{term.id}"', 1)[1].split("<h2", 1)[0]
+        definition = _text(re.findall(r"<p>(.*?)</p>", section, re.S)[1]).replace("\n", " ")
+        shown[term.id] = re.split(r"(?<=[.!?])\s", definition, maxsplit=1)[0]
+    assert {t.id: t.definition for t in terms} == shown
+    hovers = conventions.glossary_terms(terms)
+    assert hovers["special token"].count("<|im_end|>") == 1 and "run_python" in hovers["sandbox"]
+    titles = set()
+    for file in site.rglob("*.html"):
+        titles |= {_text(t) for t in re.findall(r'<abbr title="([^"]*)"', file.read_text("utf-8"))}
+    assert titles and titles <= set(shown.values()), titles - set(shown.values())
+
+
+PACKAGES = sorted(
+    p.parent
+    for package in ("agentloop", "demo_server")
+    for p in (ROOT / package).rglob("__init__.py")
+    if "__pycache__" not in p.parts
+)
+
+
+@pytest.mark.parametrize("folder", PACKAGES, ids=lambda p: p.name)
+def test_a_packages_overview_lists_its_files_as_a_list(site, folder):
+    """Issue 47: a package docstring's aligned file list rendered as one run-on paragraph, `__main__.py` as a
+    bold "main". Where a package's docstring lists its files, the API reference shows each as an item of a
+    list, its name in code. Every package's overview lists every file and folder of the package."""
+    module = ".".join(folder.relative_to(ROOT).parts)
+    doc = importlib.import_module(module).__doc__ or ""
+    listed = re.findall(r"^- `([^`]+)`: ", doc, re.M)
+    assert listed, f"{module}'s docstring lists no files as '- `name`: what it holds'"
+    reference = (site / "reference/index.html").read_text(encoding="utf-8")
+    section = reference.split(f'id="{module}"', 1)[1].split('class="doc doc-children"', 1)[0]
+    assert "<strong>" not in section
+    items = re.findall(r"<li>\s*(?:<p>)?<code>([^<]+)</code>:", section)
+    assert items == listed
+    present = {
+        p.name + ("/" if p.is_dir() else "")
+        for p in folder.iterdir()
+        if p.name not in ("__init__.py", "__pycache__")
+        and (p.is_dir() or p.suffix in (".py", ".ts"))
+    }
+    assert present <= set(listed), present - set(listed)

@@ -1,15 +1,15 @@
 """Harnesses run the agent loop. Each meets base.Harness: made with (llm, history, question, settings, emit,
 files, attachments), it sends the events of events.py as it runs and is driven by decide() and stop().
 
-base.py            the Harness protocol; Reader, the reader's side both share (permission, Stop, the time
-                   limit); run_reporting_errors
-settings.py        RunSettings and run_settings, the one merge of a run's settings; tools_for
-step.py            take_step, one step's model part (render, encode, context, generate, parse), and the
-                   prompt's accounting for the context event
-simple_harness.py  SimpleHarness: ours, every stage in view
-pi/                PiHarness: the pi coding agent as a child in RPC mode, its records as events; how pi is
-                   started, its RPC, its own models' menu, and the extension it loads (extension.ts)
-model_endpoint.py  ModelEndpoint: this page's model as an OpenAI-compatible endpoint, for pi
+- `base.py`: the Harness protocol; Reader, the reader's side both share (permission, Stop, the time
+  limit); run_reporting_errors
+- `settings.py`: RunSettings and run_settings, the one merge of a run's settings; tools_for
+- `step.py`: take_step, one step's model part (render, encode, context, generate, parse), and the
+  prompt's accounting for the context event
+- `simple_harness.py`: SimpleHarness: ours, every stage in view
+- `pi/`: PiHarness: the pi coding agent as a child in RPC mode, its records as events; how pi is
+  started, its RPC, its own models' menu, and the extension it loads (extension.ts)
+- `model_endpoint.py`: ModelEndpoint: this page's model as an OpenAI-compatible endpoint, for pi
 
 HARNESSES is the one registry: the CLI's --harness choices, the server's settings schema and /api/status (whose
 list the panels' harness switch shows) all read it. A new harness is one file meeting base.Harness and one entry

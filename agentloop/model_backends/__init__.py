@@ -5,17 +5,19 @@ A harness needs only this: `render()` a conversation into the prompt string with
 token and a final `done` — the same events from every backend: SimpleBackend (transformers, in this process) and
 VLLMBackend (a vLLM server), both a TextSide, so that the text around the model is the same on either.
 
-detokenize.py      token ids back to text, piece by piece, without splitting a character
-model_folder.py    where a model's files come from (a folder, or the Hub at a pinned revision) and the errors said plainly
-media_processor.py the checkpoint's processor: media placeholders expanded into their tokens
-mtp.py             the MTP drafter that guesses tokens for drafted decoding
-prefix_cache.py    PrefixCache: what the last step computed, kept so the next computes only what is new
-sampling.py        how each token is picked, and the report of what the settings kept
-text_side.py       TextSide, what both backends read of the checkpoint but its weights: render, the tokens'
-                   pieces, the stop tokens, the recommended sampling, the token and done events
-simple_backend.py  SimpleBackend: the model under transformers, one token at a time
-vllm/              VLLMBackend: the same events from a vLLM server's token-level endpoints, and the server's
-                   HTTP, models, probes, and start here or in Docker
+- `detokenize.py`: token ids back to text, piece by piece, without splitting a character
+- `model_folder.py`: where a model's files come from (a folder, or the Hub at a pinned revision) and
+  the errors said plainly
+- `media_processor.py`: the checkpoint's processor: media placeholders expanded into their tokens
+- `mtp.py`: the MTP drafter that guesses tokens for drafted decoding
+- `prefix_cache.py`: PrefixCache: what the last step computed, kept so the next computes only what
+  is new
+- `sampling.py`: how each token is picked, and the report of what the settings kept
+- `text_side.py`: TextSide, what both backends read of the checkpoint but its weights: render, the
+  tokens' pieces, the stop tokens, the recommended sampling, the token and done events
+- `simple_backend.py`: SimpleBackend: the model under transformers, one token at a time
+- `vllm/`: VLLMBackend: the same events from a vLLM server's token-level endpoints, and the server's
+  HTTP, models, probes, and start here or in Docker
 
 BACKENDS is the one registry of what can run the model: `open_backend` opens one by its name, and the CLI's
 --backend choices and the demo server read it. A new backend is one file meeting Backend (its `kind` one of the

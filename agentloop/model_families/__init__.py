@@ -5,10 +5,11 @@ opens the model's thinking (`thought_prefix`), which tokens switch the output be
 (`channel_switch`), how to read a tool call out of the raw output (`parse`), and the recommended sampling.
 Rendering is the checkpoint's own chat template, run by the backend; the family only adds its arguments.
 
-base.py     Family, what every family provides, and the shapes a parse returns
-gemma4.py   Gemma 4: its turns, thought channel and tool-call notation
-qwen3_5.py  Qwen3.5: ChatML turns, <think>, tool calls in XML
-templates/  the chat templates the tiny checkpoints carry (byte for byte the official renderings)
+- `base.py`: Family, what every family provides, and the shapes a parse returns
+- `gemma4.py`: Gemma 4: its turns, thought channel and tool-call notation
+- `qwen3_5.py`: Qwen3.5: ChatML turns, `<think>`, tool calls in XML
+- `templates/`: the chat templates the tiny checkpoints carry (byte for byte the official
+  renderings)
 """
 
 from __future__ import annotations

@@ -23,9 +23,12 @@ A chapter that is still an outline (it holds `!!! note "Outline"`) is held to ru
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from dataclasses import dataclass, field
+
+import markdown as python_markdown
 
 CHAPTER_FILE = re.compile(r"^chapters/(?P<n>\d\d)-[\w-]+\.md$")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -71,9 +74,11 @@ def prose_lines(markdown: str):
 
 
 def plain_text(markdown: str) -> str:
-    """A definition as hover text: links to their text, no code marks, no emphasis."""
-    text = LINK.sub(lambda m: m["text"], markdown)
-    return re.sub(r"[`*_]", "", text).strip()
+    """A definition as hover text: the text a reader sees on the glossary page, without its marks (links to
+    their text, code without its backticks, no emphasis). Rendered by Markdown, not stripped of `*` and `_`
+    by hand: those belong to the text inside code (`<|im_end|>`, `run_python`)."""
+    rendered = python_markdown.markdown(markdown)
+    return html.unescape(re.sub(r"<[^>]*>", "", rendered)).strip()
 
 
 def parse_glossary(markdown: str, where: str = "docs/glossary.md") -> tuple[list[Term], list[str]]:
