@@ -130,13 +130,40 @@ def test_offline_both_panels_replay_their_recordings(static, browser):
     media.locator("img.al-att-thumb").wait_for(timeout=10000)  # the sample photo, upright
     box = media.locator("img.al-att-thumb").bounding_box()
     assert box["width"] > box["height"]  # stored sideways, shown as the viewer holds it
-    media.get_by_role("button", name="ch07-expand-clip").click()
+    media.get_by_role("button", name="clip.webm · video").click()
     runs = media.locator('.al-att-family[data-family="gemma4"] .al-att-run')
     runs.nth(23).wait_for(timeout=20000)  # the clip's 24 frames, each its run of <|video|>
     assert runs.count() == 24
     media.locator("canvas.al-att-frame").first.wait_for(timeout=10000)  # frames of the clip
     ARTIFACTS.mkdir(exist_ok=True)
     media.screenshot(path=str(ARTIFACTS / "chapter7-media-replay.png"))
+    page.close()
+
+
+BOXED = """(e) => {
+    const s = getComputedStyle(e);
+    return {border: s.borderTopStyle !== 'none' && parseFloat(s.borderTopWidth) > 0,
+            background: s.backgroundColor !== 'rgba(0, 0, 0, 0)' && s.backgroundColor !== 'transparent'};
+}"""
+
+
+def test_the_media_panels_examples_are_named_by_their_files_and_drawn_as_buttons(static, browser):
+    """Issue 47: the media panel's buttons and badge had no border or background (their colours are
+    variables that were defined only inside .agentloop-panel), and the examples were named by their
+    recordings' ids (ch07-expand-photo): each is named by its sample file and kind, as under its preview."""
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.goto(f"{static}/chapters/07-media/")
+    media = page.locator(".agentloop-media")
+    examples = media.locator("button.al-att-example")
+    examples.first.wait_for(timeout=20000)
+    assert examples.all_inner_texts() == [
+        "photo.jpg · image",
+        "question.wav · sound",
+        "clip.webm · video",
+    ]
+    for button in examples.all():
+        assert button.evaluate(BOXED) == {"border": True, "background": True}
+    assert media.locator(".al-badge").evaluate(BOXED)["border"]
     page.close()
 
 

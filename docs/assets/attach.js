@@ -297,28 +297,43 @@ class MediaPanel {
     this.offerRecordings();
   }
 
-  // The recorded examples as buttons: each replays its answer, beside the sample file its spec sent.
-  offerRecordings() {
+  // The recorded examples as buttons, each named by the sample file its spec sent and its kind, as the
+  // file is named under its preview ("photo.jpg · image"); a recording that cannot be read keeps its id.
+  // Each replays its answer, beside that file.
+  async offerRecordings() {
     const paths = (this.root.dataset.replay || "").split(/\s+/).filter(Boolean);
     if (!paths.length) return;
     const row = el("div", "al-buttons al-att-examples");
     row.append(el("span", "al-k", t("attach.recorded")));
-    for (const path of paths) {
-      const button = el("button", "al-btn al-att-example", path.split("/").pop().replace(/\.json$/, ""));
+    const labels = await Promise.all(paths.map((path) => this.recorded(path).catch(() => null)));
+    paths.forEach((path, i) => {
+      const [answer] = labels[i] || [];
+      const label = answer
+        ? `${answer.name} · ${kindName(answer.kind)}`
+        : path.split("/").pop().replace(/\.json$/, "");
+      const button = el("button", "al-btn al-att-example", label);
       button.type = "button";
       button.addEventListener("click", () => this.replay(path));
       row.append(button);
-    }
+    });
     this.input.append(row);
     if (!this.live) this.replay(paths[0]);
   }
 
+  // A recording and its spec, fetched once for its label and its replays.
+  recorded(path) {
+    this.recordings = this.recordings || new Map();
+    if (!this.recordings.has(path)) {
+      const both = Promise.all([fetchJSON(path), fetchJSON(path.replace(/\.json$/, ".spec.json"))]);
+      both.catch(() => this.recordings.delete(path));
+      this.recordings.set(path, both);
+    }
+    return this.recordings.get(path);
+  }
+
   async replay(path) {
     try {
-      const [answer, spec] = await Promise.all([
-        fetchJSON(path),
-        fetchJSON(path.replace(/\.json$/, ".spec.json")),
-      ]);
+      const [answer, spec] = await this.recorded(path);
       const file = spec.body && spec.body.attachment && spec.body.attachment.file;
       const blob = file ? await (await fetch(new URL(`runs/${file}`, markdownDir()).href)).blob() : null;
       this.draw(answer, blob);
