@@ -86,8 +86,11 @@ def loop() -> Figure:
     fig.arrow([(164 + bw / 2, y2), (164 + bw / 2, y + h + 2)])
     fig.text(164 + bw / 2 - 8, 150, "result appended:", size=SMALL, anchor="end")
     fig.text(164 + bw / 2 - 8, 166, "the next step", size=SMALL, anchor="end")
-    fig.box(W - 140, y, 132, h, "final answer", "c", sub="run_end")
-    fig.arrow([(xs[3] + bw, y + h / 2), (W - 142, y + h / 2)], "no call", dy=-6)
+    # No call: right out of parse and down into the final answer, beside validate, so that its label has a
+    # segment of its own (in the row, the 12 px between parse and the answer were narrower than "no call").
+    fig.box(W - 140, y2, 132, h, "final answer", "c", sub="run_end")
+    turn = W - 140 + 132 / 2
+    fig.arrow([(xs[3] + bw, y + h / 2), (turn, y + h / 2), (turn, y2 - 2)], "no call", dy=-6)
     fig.text(
         14,
         284,
@@ -483,20 +486,27 @@ def attention() -> Figure:
     for i, w in enumerate(weights):
         h = (base - top) * w / biggest
         fig.bar(x0 + i * step, base - h, max(step - 0.3, 0.6), h)
-    # The five positions with the most weight, named.
+    # The five positions with the most weight, named above their bars, the heaviest first. Neighbours' labels
+    # would be drawn over each other: a label that meets one already placed goes up a line at a time, and a
+    # thin line joins it to its bar. Labels are drawn last, each on a halo of the page's background, so that a
+    # line or a bar passing behind one does not cross its letters.
     best = sorted(range(n), key=lambda i: -weights[i])[:5]
+    placed: list[tuple[float, float, float, str]] = []  # left, right, baseline, label
+    line = SMALL + 3
     for i in best:
         x = x0 + (i + 0.5) * step
         h = (base - top) * weights[i] / biggest
         label = f"{shown(pieces[i])} {weights[i]:.0%}"
-        fig.text(
-            min(max(x, x0 + 40), x1 - 40),
-            base - h - 6,
-            label,
-            size=SMALL,
-            cls="mono",
-            anchor="middle",
-        )
+        half = text_width(label, SMALL, mono=True) / 2
+        lx = min(max(x, x0 + half), x1 - half)
+        y = base - h - 6
+        while any(lx - half < b and a < lx + half and abs(y - yb) < line for a, b, yb, _ in placed):
+            y -= line
+        placed.append((lx - half, lx + half, y, label))
+        if y < base - h - 6:
+            fig.leader(x, base - h - 1, y + 3)
+    for a, b, y, label in placed:
+        fig.text((a + b) / 2, y, label, size=SMALL, cls="mono halo", anchor="middle")
     for k, (name, _) in enumerate(parts):
         a, b = first_token[k], first_token[k + 1]
         xa, xb = x0 + a * step, x0 + b * step
@@ -678,8 +688,10 @@ def backends() -> Figure:
     fig.box(640, 130, 112, 60, "vLLM", "b", sub="a server")
     fig.arrow([(340, 70), (265, 128)])
     fig.arrow([(420, 70), (515, 128)])
-    fig.arrow([(590, 150), (638, 150)], "token ids", dy=-6)
+    fig.arrow([(590, 150), (638, 150)])
     fig.arrow([(638, 172), (592, 172)])
+    # Above the boxes, as the answer's label is below them: the 48 px arrow is shorter than its label.
+    fig.text(615, 122, "token ids", size=SMALL, anchor="middle")
     fig.text(615, 208, "tokens, log-probs", size=SMALL, anchor="middle")
     fig.note(222, "Both yield the same prefill, token and done events.")
     return fig
@@ -838,7 +850,7 @@ def pi() -> Figure:
     fig.box(580, 20, 172, 56, "pi/extension.ts", "b", sub="tools, permission", mono=True)
     fig.box(290, 150, 180, 56, "ModelEndpoint", "a", sub="/v1/chat/completions")
     fig.box(580, 150, 172, 56, "Backend", "a", sub="render, generate")
-    fig.arrow([(178, 40), (288, 40)], "commands (stdin)")
+    fig.arrow([(178, 40), (288, 40)], "commands (stdin)", at=0.45, dy=-10)  # clear of the head
     fig.arrow([(288, 60), (180, 60)])
     fig.text(233, 92, "records (stdout)", size=SMALL, anchor="middle")
     fig.arrow([(470, 48), (578, 48)])

@@ -39,6 +39,9 @@ svg.alf {{ font-family: {FONT}; font-size: {TEXT}px; }}
 .alf .s-b {{ stroke: rgb(255, 145, 0); }}
 .alf .s-c {{ stroke: rgb(0, 170, 70); }}
 .alf .s-d {{ stroke: rgb(235, 70, 70); }}
+.alf .halo {{ paint-order: stroke; stroke: var(--md-default-bg-color, #fff); stroke-width: 4px;
+  stroke-linejoin: round; }}
+.alf .leader {{ stroke: currentColor; stroke-width: 0.75; opacity: 0.55; }}
 .alf .bar {{ fill: rgb(68, 138, 255); }}
 .alf .bar-b {{ fill: rgb(255, 145, 0); }}
 .alf .bar-off {{ fill: currentColor; opacity: 0.18; }}
@@ -118,6 +121,10 @@ class Figure:
             self.text(
                 sx + (ex - sx) * at, sy + (ey - sy) * at + dy, label, size=SMALL, anchor="middle"
             )
+
+    def leader(self, x, y0, y1) -> None:
+        """A thin vertical line from (x, y0) to (x, y1): a label's leader to the bar it names."""
+        self.add(f'<line x1="{_n(x)}" y1="{_n(y0)}" x2="{_n(x)}" y2="{_n(y1)}" class="leader"/>')
 
     def svg(self) -> str:
         body = "\n".join(self.parts)

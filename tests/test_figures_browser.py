@@ -64,3 +64,29 @@ def test_the_figure_reads_at_the_page_width_in_light_and_dark(base, browser, url
             path=str(ARTIFACTS / f"figure-{where}-{name}-{shade}.png")
         )
     page.close()
+
+
+OVERLAPS = """(name) => {
+    const svg = document.querySelector(`#figure-${name} svg`);
+    const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim());
+    const heads = [...svg.querySelectorAll('polygon.head')];
+    const box = (e) => e.getBoundingClientRect();
+    // Glyph boxes include the font's line gap: shrink each a pixel so that lines set one under the other touch.
+    const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    const found = [];
+    texts.forEach((t, i) => {
+        for (const u of texts.slice(i + 1)) if (meet(box(t), box(u))) found.push(`${t.textContent} / ${u.textContent}`);
+        for (const h of heads) if (meet(box(t), box(h))) found.push(`${t.textContent} / an arrowhead`);
+    });
+    return found;
+}"""
+
+
+@pytest.mark.parametrize("url,name", pages_with_figures())
+def test_no_label_is_drawn_over_another_or_over_an_arrowhead(base, browser, url, name):  # noqa: F811
+    """Issue 47: the loop figure's "no call" sat on its arrowhead and chapter 8's attention labels on each
+    other. Measured in the browser, with the fonts the page draws them in."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{base}/{url}")
+    assert page.evaluate(OVERLAPS, name) == []
+    page.close()
