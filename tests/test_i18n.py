@@ -174,3 +174,15 @@ def test_the_font_has_every_chinese_character_the_panels_can_show():
     missing = used - subset_cjk_font.covered(subset_cjk_font.FONT)
     assert not missing, f"run scripts/subset_cjk_font.py: {''.join(sorted(missing))}"
     assert subset_cjk_font.FONT.stat().st_size < 400_000  # a subset, not the whole font
+
+
+def test_chinese_has_no_english_unit_and_no_stray_space_before_a_particle(table):
+    """Issue 47: '第 1 步的第 1 個呼叫 的許可' (a space where a call's name met 的) and 'ms' in Chinese text. A
+    duration's unit is 毫秒 wherever the Chinese names it, and a panel's line asks the table for it."""
+    zh = {key: entry["zh-Hant"] for key, entry in table["strings"].items()}
+    assert [k for k, v in zh.items() if re.search(r"(?<![\w{])ms\b", v)] == []
+    call = zh["call.name"].format(step=1, n=1)
+    assert zh["perm.title"].replace("{call}", call) == "第 1 步的第 1 個呼叫的許可"
+    for name in MODULES:
+        source = (ASSETS / name).read_text(encoding="utf-8")
+        assert re.findall(r'kv\([^,]+, "ms"', source) == [], name

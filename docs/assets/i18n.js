@@ -252,7 +252,7 @@ export const STRINGS = {
   "req.title": { en: "Request pi sent to the model", "zh-Hant": "pi 送給模型的請求" },
   "prefill.title": { en: "Prefill", "zh-Hant": "預填" },
   "prefill.computed": { en: "computed", "zh-Hant": "已計算" },
-  "prefill.encoders_ms": { en: "encoders ms", "zh-Hant": "編碼器 ms" },
+  "prefill.encoders_ms": { en: "encoders ms", "zh-Hant": "編碼器毫秒" },
   "prefill.of": { en: "{n} of {total} tokens", "zh-Hant": "{n}／{total} 個 token" },
   "prefill.of_reused": {
     en: "{n} of {total} tokens ({reused} reused)",
@@ -337,7 +337,7 @@ export const STRINGS = {
   "end.raw": { en: "raw output", "zh-Hant": "原始輸出" },
   "call.title": { en: "Tool call", "zh-Hant": "工具呼叫" },
   "call.name": { en: "step {step}, call {n}", "zh-Hant": "第 {step} 步的第 {n} 個呼叫" },
-  "perm.title": { en: "Permission for {call}", "zh-Hant": "{call} 的許可" },
+  "perm.title": { en: "Permission for {call}", "zh-Hant": "{call}的許可" },
   "perm.approve": { en: "Approve", "zh-Hant": "核准" },
   "perm.deny": { en: "Deny", "zh-Hant": "拒絕" },
   "perm.waits": { en: "The run waits for your decision.", "zh-Hant": "執行正在等你決定。" },
@@ -569,6 +569,9 @@ export const STRINGS = {
   "attach.kind_audio": { en: "sound", "zh-Hant": "聲音" },
   "attach.kind_video": { en: "video", "zh-Hant": "影片" },
   "attach.kind_file": { en: "file", "zh-Hant": "檔案" },
+
+  // units (issue 47): a duration's key in a panel's line, in the reader's language
+  "k.ms": { en: "ms", "zh-Hant": "毫秒" },
 };
 
 let current = null;

@@ -560,7 +560,7 @@ export class Renderer {
           reused: fmtNum(reused),
         }),
       );
-    kv(line, "ms", fmtNum(ev.ms));
+    kv(line, t("k.ms"), fmtNum(ev.ms));
     if (typeof ev.encode_ms === "number") kv(line, t("prefill.encoders_ms"), fmtNum(ev.encode_ms)); // media (chapter 7)
     this.place(ev, line);
   }
@@ -860,7 +860,7 @@ export class Renderer {
     const title = el("div", "al-title");
     title.append(t(ev.is_error ? "result.error" : "result.title"), " ", el("code", null, ev.name || "?"));
     kv(title, null, callName(ev.call_id), "al-call-id");
-    kv(title, "ms", fmtNum(ev.ms));
+    kv(title, t("k.ms"), fmtNum(ev.ms));
     box.append(title, el("pre", "al-pre", asText(ev.output)));
     this.place(ev, box);
   }
@@ -878,7 +878,7 @@ export class Renderer {
     const title = el("div", "al-title", t("run.ended"));
     kv(title, t("run.stop_reason"), ev.stop_reason);
     kv(title, t("run.steps"), fmtNum(ev.steps));
-    kv(title, "ms", fmtNum(ev.ms));
+    kv(title, t("k.ms"), fmtNum(ev.ms));
     box.append(title);
     if (ev.final !== null && ev.final !== undefined && ev.final !== "") {
       box.append(el("div", "al-k", t("run.final")), el("div", "al-final", asText(ev.final)));
