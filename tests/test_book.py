@@ -441,3 +441,18 @@ def test_a_packages_overview_lists_its_files_as_a_list(site, folder):
         and (p.is_dir() or p.suffix in (".py", ".ts"))
     }
     assert present <= set(listed), present - set(listed)
+
+
+def test_chapter_11s_shared_text_side_is_what_the_backends_inherit():
+    """Chapter 11 says render, piece, token_event and done_event are one function each, inherited from TextSide,
+    and encode is each backend's own: issue 47 found it still calling them SimpleBackend's."""
+    from agentloop.model_backends.simple_backend import SimpleBackend
+    from agentloop.model_backends.text_side import TextSide
+    from agentloop.model_backends.vllm.backend import VLLMBackend
+
+    for name in ("render", "piece", "token_event", "done_event"):
+        assert getattr(SimpleBackend, name) is getattr(VLLMBackend, name) is getattr(TextSide, name)
+    assert "encode" in vars(SimpleBackend) and "encode" in vars(VLLMBackend)
+    chapter = (ROOT / "docs/chapters/11-backends.md").read_text(encoding="utf-8")
+    assert "Both backends inherit these methods from `TextSide`" in chapter
+    assert "`encode` is each backend's own" in chapter and "for the model panel" not in chapter
