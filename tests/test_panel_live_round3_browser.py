@@ -19,8 +19,8 @@ from tests.conftest import demo_server
 
 ROOT = Path(__file__).resolve().parent.parent
 QWEN = FAMILIES["qwen3_5"]  # the embedded default model's family
-ASKS = "Asks you before each tool call"
-APPROVES = "Tool calls approved automatically"
+ASKS = "Asks before each call"
+APPROVES = "Calls auto-approved"
 
 
 def chapter(base: str, number: str) -> str:
@@ -114,7 +114,7 @@ def test_a_load_keeps_the_readers_settings_and_the_line_says_who_approves(server
         panel.locator(".al-form-settings > summary").click()
         form.locator("input[name=max_steps]").fill("2")
         form.locator("input[name=auto_approve]").check()
-        assert APPROVES in folded(panel) and "Max steps 2" in folded(panel)
+        assert APPROVES in folded(panel)
 
         assert c.post("/api/models/load", {"model": "tiny-gemma4"}).status_code == 202
         wait_for_model(page, "tiny-gemma4")
@@ -127,7 +127,7 @@ def test_a_load_keeps_the_readers_settings_and_the_line_says_who_approves(server
         assert form.locator("input[name=auto_approve]").is_checked()
         assert form.locator("input[name=mtp]").is_checked()
         line = folded(panel)
-        assert APPROVES in line and "Max steps 2" in line and "MTP" in line
+        assert APPROVES in line and "MTP" in line
 
         form.locator("input[name=mtp]").uncheck()
         form.locator("input[name=auto_approve]").uncheck()
@@ -136,7 +136,8 @@ def test_a_load_keeps_the_readers_settings_and_the_line_says_who_approves(server
         assert not form.locator("input[name=mtp]").is_checked()
         assert not form.locator("input[name=auto_approve]").is_checked()
         line = folded(panel)
-        assert ASKS in line and "MTP" not in line and "Max steps 2" in line
+        assert ASKS in line and "MTP" not in line
+        assert form.locator("input[name=max_steps]").input_value() == "2"
     finally:
         page.close()
         c.post("/api/models/load", {"model": "agent-qwen3_5"})

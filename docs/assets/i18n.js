@@ -31,8 +31,8 @@ export const STRINGS = {
     en: "This is the run recorded for this panel. Your live conversation, settings and question wait in the other tab.",
     "zh-Hant": "這是這個面板錄下的執行。你的即時對話、設定和問題都留在另一個分頁。",
   },
-  "form.approves_itself": { en: "Tool calls approved automatically", "zh-Hant": "工具呼叫自動核准" },
-  "form.asks_first": { en: "Asks you before each tool call", "zh-Hant": "每次呼叫工具前先問你" },
+  "form.approves_itself": { en: "Calls auto-approved", "zh-Hant": "呼叫自動核准" },
+  "form.asks_first": { en: "Asks before each call", "zh-Hant": "每次呼叫前先問你" },
   "set.seed": { en: "Seed (empty = fresh draws)", "zh-Hant": "種子（留空 = 每次重新抽樣）" },
   "runs_on.note": {
     en: "Live, this panel runs {model} on {backend}; its recording ran {recorded_model} on {recorded_backend}.",

@@ -35,7 +35,7 @@ const SETTINGS = [
 ];
 // The settings the folded line names by value (the seed only when set); the switches it names when
 // they are on, and whether the run asks before each call whichever way it is set.
-const NAMED = ["max_steps", "temperature", "top_k", "top_p", "seed"];
+const NAMED = ["temperature", "top_k", "top_p", "seed"];
 const KEYS = new Set(SETTINGS.map((s) => s.key));
 
 // The kinds of question examples.json may list (the training data's Task kinds), and their names
@@ -288,13 +288,16 @@ export class LiveForm {
     this.newConversationBtn.disabled = !on;
   }
 
+  // The line's words changed in place: its elements stay, so a click on it that began before (the
+  // recording or a load may change the settings at any moment) still opens the settings.
   sayFoldedSettings() {
     if (!this.foldedLine || !this.inputs) return;
-    this.foldedLine.replaceChildren(
-      el("span", "al-k", t("form.settings")),
-      " ",
-      el("span", "al-v", foldedParts(this.inputs).join(" · ")),
-    );
+    if (!this.foldedValue) {
+      this.foldedValue = el("span", "al-v");
+      this.foldedLine.replaceChildren(el("span", "al-k", t("form.settings")), " ", this.foldedValue);
+    }
+    const text = foldedParts(this.inputs).join(" · ");
+    if (this.foldedValue.textContent !== text) this.foldedValue.textContent = text;
   }
 
   // The form's values now, keyed as settings (for drawing the form again).
