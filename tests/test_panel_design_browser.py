@@ -402,6 +402,9 @@ def test_mtp_rounds_show_what_was_guessed_kept_and_turned_down(server, browser):
     panel.locator("input[name=mtp]").wait_for(state="visible", timeout=20000)
     panel.locator("input[name=mtp]").check()
     panel.locator("input[name=temperature]").fill("0")
+    # Folded again for run_live, which opens the settings to tick auto-approve: a live form now starts
+    # without it (issue 47), so the tick is a real click on a field that must be shown.
+    panel.locator(".al-form-settings > summary").click()
     run_live(panel, "What is 48213 * 9127?")
     panel.locator(".al-run-end").wait_for(timeout=180000)
     rounds = panel.locator("details.al-rounds")

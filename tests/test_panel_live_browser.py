@@ -55,11 +55,11 @@ def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, brows
         timeout=20000,
     )
     assert form.locator("input[name=temperature]").input_value() == "0"
-    assert form.locator("input[name=auto_approve]").is_checked()
+    # All but auto-approve: the recording auto-approved, but a live form starts asking first (issue 47), so
+    # a first Run shows the permission step, as here.
+    assert not form.locator("input[name=auto_approve]").is_checked()
     # Qwen3.5 has no drafter here: no MTP switch.
     assert form.locator("input[name=mtp]").is_hidden()
-    panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line
-    form.locator("input[name=auto_approve]").uncheck()
     panel.locator("button.al-run").click()
     approve = panel.locator("button.al-approve").first
     approve.wait_for(timeout=240000)  # drawn although data-show leaves permission out

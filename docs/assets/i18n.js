@@ -22,6 +22,23 @@ export const STRINGS = {
   "bar.looking": { en: "Looking for the demo server…", "zh-Hant": "正在尋找示範伺服器…" },
   "src.title": { en: "The line that sent this event: {where}", "zh-Hant": "送出這個事件的那一行：{where}" },
 
+  // issue 47 (live book, third round): the live panel's two tabs, the settings summary's approval and
+  // seed, and what a live panel runs on when its recording ran on something else
+  "livetab.live": { en: "Your live run", "zh-Hant": "你的即時執行" },
+  "livetab.recorded": { en: "The recorded run", "zh-Hant": "錄下的執行" },
+  "livetab.label": { en: "Live or recorded", "zh-Hant": "即時或錄下的" },
+  "replay.note_live": {
+    en: "This is the run recorded for this panel. Your live conversation, settings and question wait in the other tab.",
+    "zh-Hant": "這是這個面板錄下的執行。你的即時對話、設定和問題都留在另一個分頁。",
+  },
+  "form.approves_itself": { en: "Calls auto-approved", "zh-Hant": "呼叫自動核准" },
+  "form.asks_first": { en: "Asks before each call", "zh-Hant": "每次呼叫前先問你" },
+  "set.seed": { en: "Seed (empty = fresh draws)", "zh-Hant": "種子（留空 = 每次重新抽樣）" },
+  "runs_on.note": {
+    en: "Live, this panel runs {model} on {backend}; its recording ran {recorded_model} on {recorded_backend}.",
+    "zh-Hant": "即時模式下，這個面板在 {backend} 上執行 {model}；它錄下的執行是在 {recorded_backend} 上執行 {recorded_model}。",
+  },
+
   // badges and the replay
   "badge.replay": { en: "replay", "zh-Hant": "重播" },
   "badge.live": { en: "live", "zh-Hant": "即時" },
@@ -82,7 +99,6 @@ export const STRINGS = {
   "form.settings": { en: "Settings", "zh-Hant": "設定" },
   "form.run": { en: "Run", "zh-Hant": "執行" },
   "form.stop": { en: "Stop", "zh-Hant": "停止" },
-  "form.show_replay": { en: "Show the recorded run", "zh-Hant": "顯示錄下的執行" },
   "form.new_conversation": { en: "New conversation", "zh-Hant": "新對話" },
   "form.tools": { en: "Tools the model sees", "zh-Hant": "模型看得到的工具" },
   "form.try": { en: "Try this", "zh-Hant": "試試這個" },

@@ -6,6 +6,7 @@
      panel/model-menu.js    the model menu, a load's progress, and the status line's words
      panel/conversation.js  the turns of a live conversation
      panel/run-stream.js    one live run: its POST, its event stream (SSE), Approve/Deny and Stop
+     panel/tabs.js          a live panel's two tabs: the reader's live run and the recorded one
    and starts every panel on each page. It draws through render.js, asks the server through api.js,
    and shares the server's status with the other panels through status.js. Leaves out: the stage
    panels (stages.js) and the media panel (attach.js).
@@ -21,6 +22,10 @@
      data-harness         the harness the live form starts with (chapter 16), its switch kept in view
      data-source-pattern  URL of a source line, with {path} and {line}; the hook adds it
      data-attach          "true": the live form takes files for the question (attach.js, chapter 7)
+     data-backend         what ran the recording, "transformers" (default) or "vllm" (chapter 11): a live
+                          panel says when it runs on something else
+     data-auto-approve    "true": the live form starts with auto-approve on (a chapter not about the
+                          permission step); otherwise every live form starts with it off
    The API the live mode expects from the demo server is in docs/assets/README-panel.md. */
 
 import { pageToken, probeServer } from "./api.js";
@@ -33,6 +38,7 @@ import { LiveForm } from "./panel/form.js";
 import { ModelMenu } from "./panel/model-menu.js";
 import { ReplayPlayer } from "./panel/replay.js";
 import { RunStream } from "./panel/run-stream.js";
+import { LiveTabs } from "./panel/tabs.js";
 
 const panels = new Set();
 
@@ -71,6 +77,8 @@ class Panel {
     this.form = null; // live: its LiveForm
     this.menu = null; // live: its ModelMenu
     this.recorded = null; // live: the settings of the recording beside it (form.js)
+    this.recordedRun = null; // live: its run_start (which model it ran: model-menu.js)
+    this.tabs = null; // live with a recording: the live run and the recorded one (tabs.js)
     wireTokens(this.view);
     panels.add(this);
     probeServer().then((found) => {
@@ -117,6 +125,7 @@ class Panel {
     this.destroyed = true;
     this.run.close();
     this.replay.stop();
+    if (this.tabs) this.tabs.stop();
     this.renderer.reset();
     panels.delete(this);
     serverStatus.detach(this);
@@ -138,19 +147,14 @@ class Panel {
     if (!pageToken()) this.note.append(t("live.no_token"));
     this.form = new LiveForm(this, status, previous);
     this.menu = new ModelMenu(this);
-    this.controls.replaceChildren(this.menu.details, this.form.element);
+    this.controls.replaceChildren(this.menu.details, this.menu.runsOn, this.form.element);
+    if (this.tabs) this.tabs.relabel();
+    else if (this.root.dataset.replay) this.tabs = new LiveTabs(this);
     this.shown = null;
     this.applyStatus(status, null);
     if (serverStatus.load) this.showLoad(serverStatus.load);
     serverStatus.attach(this, status);
     this.menu.fill(false);
-  }
-
-  // The form's "Show the recorded run": the live conversation ends, the recording replays.
-  showRecordedRun() {
-    this.run.close();
-    this.conversation.end();
-    this.startReplay({ mode: "replay", published: false });
   }
 
   // The form's "New conversation": the next question starts one.
@@ -172,6 +176,7 @@ class Panel {
   applyStatus(s, prev) {
     if (this.destroyed || this.mode !== "live" || !this.menu) return;
     this.say(this.menu.showStatus(s));
+    this.menu.showRunsOn(s);
     this.root.classList.toggle("al-gone", false);
     if (prev && (prev.model !== s.model || prev.backend !== s.backend) && s.model) {
       this.form.modelChanged(s);

@@ -1,8 +1,9 @@
 /* panel/form.js: a live panel's form. The question box with the model's examples and the chapter's
    "try this"; the settings folded to one line (opening to every field, the harness switch, the
-   tools checklist and, in chapter 7, the attach control); Run, Stop, New conversation, Show the
-   recorded run. It starts from the recording's settings, the server's defaults and what the reader
-   last ran on this page, and hands a submitted question and its settings to the run stream.
+   tools checklist and, in chapter 7, the attach control); Run, Stop, New conversation. It starts
+   from the recording's settings, the server's defaults and what the reader last ran on this page;
+   a field the reader set stays theirs (a load or the recording arriving late fills only the others).
+   It hands a submitted question and its settings to the run stream.
    Leaves out: the run itself (run-stream.js), the model menu (model-menu.js), and remembering
    settings and listing tools (settings.js), the harness switch (harness.js), files (attach.js). */
 
@@ -12,7 +13,7 @@ import { harnessControls } from "../harness.js";
 import { lang, pick, t } from "../i18n.js";
 import { rememberedSettings, rememberSettings, toolsChecklist } from "../settings.js";
 import { serverStatus } from "../status.js";
-import { recordedSettings } from "./recording.js";
+import { recordedStart } from "./recording.js";
 
 // Settings the live form sends, as the harness names them. Empty number fields are left out, so the
 // server uses its own defaults (the family's recommended sampling) rather than numbers made up
@@ -24,14 +25,18 @@ const SETTINGS = [
   { key: "temperature", type: "float", step: "0.05" },
   { key: "top_p", type: "float", step: "0.05" },
   { key: "top_k", type: "int" },
+  // Empty: fresh draws each run; a number: the same sampled run every time (chapter 9's is 17).
+  { key: "seed", type: "int" },
   { key: "thinking", type: "bool", fallback: false },
   { key: "use_tools", type: "bool", fallback: true },
   { key: "auto_approve", type: "bool", fallback: false },
   // Offered only where the status says the model has a drafter (status.mtp).
   { key: "mtp", type: "bool", fallback: false, needs: "mtp" },
 ];
-// The settings the folded line names by value; the switches it names when they are on.
-const NAMED = ["temperature", "top_k", "top_p"];
+// The settings the folded line names by value (the seed only when set); the switches it names when
+// they are on, and whether the run asks before each call whichever way it is set.
+const NAMED = ["temperature", "top_k", "top_p", "seed"];
+const KEYS = new Set(SETTINGS.map((s) => s.key));
 
 // The kinds of question examples.json may list (the training data's Task kinds), and their names
 // in the string table; another kind is shown as it is written.
@@ -100,20 +105,28 @@ function readSettings(inputs) {
   return settings;
 }
 
-// The folded line's words: the sampling and the switches that are on, as they stand now.
+// The folded line's words: what the next run will use, as the fields stand now.
 function foldedParts(inputs) {
   const parts = [];
   for (const s of SETTINGS) {
     const input = inputs[s.key];
-    if (!input || input.closest("label").hidden) continue;
+    if (!input || input.closest("label").hidden || s.key === "auto_approve") continue;
     if (s.type === "bool") {
       if (input.checked) parts.push(t(`set.${s.key}`));
-    } else if (NAMED.includes(s.key)) {
+    } else if (NAMED.includes(s.key) && (s.key !== "seed" || input.value !== "")) {
       const name = t(`set.${s.key}`).replace(/\s*[(（].*$/, "");
       parts.push(`${name} ${input.value || t("form.server_default")}`);
     }
   }
+  // Whether a call waits for the reader is the switch a reader most needs to see folded.
+  parts.push(t(inputs.auto_approve.checked ? "form.approves_itself" : "form.asks_first"));
   return parts;
+}
+
+// What the chapter asks of its live form over the recording: auto-approve off, so a first Run shows
+// the permission step, unless the panel says data-auto-approve="true".
+function chapterSettings(root) {
+  return { auto_approve: root.dataset.autoApprove === "true" };
 }
 
 // The model's examples (its folder's examples.json): its note, and its questions grouped by kind,
@@ -159,8 +172,8 @@ function trySpec(root) {
 }
 
 // Uses of the panel: root, conversation (whether there is one to leave), recorded (the recording's
-// settings, kept across a language switch), destroyed, run (start, stop), showRecordedRun() and
-// newConversation().
+// settings, kept across a language switch), recordedRun and menu (which model the recording ran),
+// destroyed, run (start, stop) and newConversation().
 export class LiveForm {
   // `previous`: the form this one replaces (a language switch draws the form again), whose
   // question and values it starts from.
@@ -180,9 +193,12 @@ export class LiveForm {
     if (this.attach) form.append(this.attach.element);
     const tryThis = this.tryControl();
     if (tryThis) form.append(tryThis);
+    // The fields the reader set (typed, ticked, "try this", or ran with on this page before): a
+    // load or the recording fills only the others.
+    this.touched = new Set(previous ? previous.touched : Object.keys(rememberedSettings()));
     this.buildSettings(form, status, defaults);
     this.offerSwitches(status);
-    if (previous) this.applyDefaults(previous.values());
+    if (previous) this.restore(previous.values());
     else this.useRecordedSettings();
     this.sayFoldedSettings();
     form.append(this.buttons());
@@ -197,7 +213,8 @@ export class LiveForm {
     const foldedBody = el("div", "al-form-settings-body"); // a <details> cannot lay out as flex
     folded.append(foldedLine, foldedBody);
     const kept = rememberedSettings(); // this page's last run, over the server's defaults
-    const start = (key, type) => (typeof kept[key] === type ? kept[key] : defaults[key]);
+    const base = { ...defaults, ...chapterSettings(root) };
+    const start = (key, type) => (typeof kept[key] === type ? kept[key] : base[key]);
     this.inputs = {};
     for (const s of SETTINGS) {
       const { label, input } = settingField(s, start(s.key, s.type === "bool" ? "boolean" : "number"));
@@ -215,8 +232,12 @@ export class LiveForm {
     if (offered.length) foldedBody.append(tools.element);
     form.insertBefore(folded, root.dataset.harness ? harness.box : null);
     this.foldedLine = foldedLine;
-    form.addEventListener("input", () => this.sayFoldedSettings());
-    form.addEventListener("change", () => this.sayFoldedSettings());
+    const edited = (e) => {
+      if (KEYS.has(e.target.name)) this.touched.add(e.target.name);
+      this.sayFoldedSettings();
+    };
+    form.addEventListener("input", edited);
+    form.addEventListener("change", edited);
     // What a submitted question carries besides the fields: the harness's and the tools'.
     this.extraSettings = () => ({
       ...harness.values(),
@@ -225,7 +246,7 @@ export class LiveForm {
   }
 
   // Run, Stop, New conversation (each question after the first continues the conversation, its
-  // messages and /data, until this), and Show the recorded run where there is one.
+  // messages and /data, until this). The recording has a tab of its own (tabs.js).
   buttons() {
     const panel = this.panel;
     const run = button("al-run", t("form.run"), "submit");
@@ -233,13 +254,11 @@ export class LiveForm {
     stop.disabled = true;
     const newConversation = button("al-new-conversation", t("form.new_conversation"));
     newConversation.disabled = !panel.conversation.id;
-    const replay = button("al-show-replay", t("form.show_replay"));
     this.runBtn = run;
     this.stopBtn = stop;
     this.newConversationBtn = newConversation;
     const row = el("div", "al-buttons");
     row.append(run, stop, newConversation);
-    if (panel.root.dataset.replay) row.append(replay);
     this.element.addEventListener("submit", (e) => {
       e.preventDefault();
       const settings = { ...readSettings(this.inputs), ...this.extraSettings() };
@@ -247,7 +266,6 @@ export class LiveForm {
       panel.run.start(this.question.value.trim(), settings);
     });
     stop.addEventListener("click", () => panel.run.stop());
-    replay.addEventListener("click", () => panel.showRecordedRun());
     newConversation.addEventListener("click", () => {
       panel.newConversation();
       this.question.value = "";
@@ -270,13 +288,16 @@ export class LiveForm {
     this.newConversationBtn.disabled = !on;
   }
 
+  // The line's words changed in place: its elements stay, so a click on it that began before (the
+  // recording or a load may change the settings at any moment) still opens the settings.
   sayFoldedSettings() {
     if (!this.foldedLine || !this.inputs) return;
-    this.foldedLine.replaceChildren(
-      el("span", "al-k", t("form.settings")),
-      " ",
-      el("span", "al-v", foldedParts(this.inputs).join(" · ")),
-    );
+    if (!this.foldedValue) {
+      this.foldedValue = el("span", "al-v");
+      this.foldedLine.replaceChildren(el("span", "al-k", t("form.settings")), " ", this.foldedValue);
+    }
+    const text = foldedParts(this.inputs).join(" · ");
+    if (this.foldedValue.textContent !== text) this.foldedValue.textContent = text;
   }
 
   // The form's values now, keyed as settings (for drawing the form again).
@@ -291,16 +312,35 @@ export class LiveForm {
     return values;
   }
 
-  applyDefaults(defaults) {
-    if (!this.inputs || !defaults || typeof defaults !== "object") return;
-    for (const s of SETTINGS) {
-      const input = this.inputs[s.key];
-      if (!input) continue;
-      if (s.type === "bool")
-        input.checked = typeof defaults[s.key] === "boolean" ? defaults[s.key] : s.fallback;
-      else input.value = typeof defaults[s.key] === "number" ? String(defaults[s.key]) : "";
-    }
+  // Values that are not the reader's (a model's defaults, the recording's): each field the reader
+  // has not set takes its value, or is emptied (a switch: its fallback) when they have none.
+  suggest(values) {
+    this.fill(values, SETTINGS.filter((s) => !this.touched.has(s.key)));
+  }
+
+  // Values the reader chose ("try this"): set, and theirs from now on.
+  choose(values) {
+    const chosen = SETTINGS.filter((s) => values && s.key in values);
+    for (const s of chosen) this.touched.add(s.key);
+    this.fill(values, chosen);
+  }
+
+  // The form as it stood before a language switch drew it again: every field, whoever set it.
+  restore(values) {
+    this.fill(values, SETTINGS);
+  }
+
+  fill(values, which) {
+    if (!this.inputs || !values || typeof values !== "object") return;
+    for (const s of which) this.setField(s, values[s.key]);
     this.sayFoldedSettings();
+  }
+
+  setField(s, value) {
+    const input = this.inputs[s.key];
+    if (!input) return;
+    if (s.type === "bool") input.checked = typeof value === "boolean" ? value : s.fallback;
+    else input.value = typeof value === "number" ? String(value) : "";
   }
 
   // A switch the loaded model cannot use (MTP without a drafter) is not offered, and not sent.
@@ -311,29 +351,30 @@ export class LiveForm {
       const input = label.querySelector("input");
       if (!offered && input) input.checked = false;
     }
+    this.sayFoldedSettings();
   }
 
   // The form starts from the settings of the recording beside it, so "run it live" runs what the
-  // replay shows (greedy where it was greedy, thinking where it thought); the server's defaults fill
-  // what the recording leaves out, and what the reader last ran on this page wins over both. They
-  // go to the panel's form of the moment (a language switch may have drawn another meanwhile).
+  // replay shows (greedy where it was greedy, thinking where it thought), but with the permission
+  // step the chapter asks for (chapterSettings); the server's defaults fill what the recording
+  // leaves out, and a field the reader set stays theirs. They go to the panel's form of the moment
+  // (a language switch may have drawn another meanwhile).
   async useRecordedSettings() {
     const panel = this.panel;
-    const settings = await recordedSettings(panel.root);
-    if (panel.destroyed || !settings) return;
-    panel.recorded = settings;
-    panel.form.applyDefaults({
-      ...((serverStatus.status || {}).defaults || {}),
-      ...settings,
-      ...rememberedSettings(),
-    });
-    panel.form.offerSwitches(serverStatus.status);
+    const start = await recordedStart(panel.root);
+    if (panel.destroyed || !start) return;
+    panel.recordedRun = start;
+    if (start.settings) panel.recorded = { ...start.settings, ...chapterSettings(panel.root) };
+    const status = serverStatus.status || {};
+    panel.form.suggest({ ...(status.defaults || {}), ...(panel.recorded || {}) });
+    panel.form.offerSwitches(status);
+    if (panel.menu) panel.menu.showRunsOn(status);
   }
 
   // Another model was loaded (here or in another tab): its defaults under the recording's
-  // settings, its switches and its examples.
+  // settings in the fields the reader has not set, its switches and its examples.
   modelChanged(status) {
-    this.applyDefaults({ ...(status.defaults || {}), ...(this.panel.recorded || {}) });
+    this.suggest({ ...(status.defaults || {}), ...(this.panel.recorded || {}) });
     this.offerSwitches(status);
     this.drawExamples(status);
   }
@@ -366,7 +407,7 @@ export class LiveForm {
     box.append(b, el("span", "al-try-text", what.join(" · ")));
     b.addEventListener("click", () => {
       if (typeof spec.question === "string") this.question.value = spec.question;
-      if (spec.settings) this.applyDefaults({ ...this.values(), ...spec.settings });
+      if (spec.settings) this.choose(spec.settings);
       this.sayFoldedSettings();
       this.question.focus();
     });

@@ -128,6 +128,8 @@ export class ModelMenu {
     const body = el("div", "al-model-body");
     body.append(row, this.desc, this.buildProgress(), this.buildMessage());
     this.details.append(summary, body);
+    // What this panel runs live, where that is not what its recording ran (showRunsOn).
+    this.runsOn = el("div", "al-note al-runs-on");
     this.details.addEventListener("toggle", () => {
       if (this.details.open) this.fill(false);
     });
@@ -265,6 +267,25 @@ export class ModelMenu {
         : modelName(s) || t("menu.none"));
     if (s.error && !s.model && !s.loading) showMessage(this.msg, t("menu.no_model"), s.error);
     return statusLine(s);
+  }
+
+  // Under the menu: the model and backend a live run here uses, when they are not those of the
+  // recording beside it (chapter 11's vLLM panel on a transformers server, a "Gemma 4" tab while
+  // Qwen is loaded); nothing when they match, or before the recording is read.
+  showRunsOn(s) {
+    const rec = this.panel.recordedRun;
+    const backend = (s && s.backend) || "transformers";
+    const recordedBackend = (rec && rec.backend) || this.panel.root.dataset.backend || "transformers";
+    const differs = rec && s && s.model && (rec.model !== s.model || recordedBackend !== backend);
+    const text = differs
+      ? t("runs_on.note", {
+          model: modelName(s),
+          backend: t(`menu.backend_${backend}`),
+          recorded_model: modelName(rec),
+          recorded_backend: t(`menu.backend_${recordedBackend}`),
+        })
+      : "";
+    if (this.runsOn.textContent !== text) this.runsOn.textContent = text;
   }
 
   // Another tab switched the model or what runs it: every tab follows, and marks the new current

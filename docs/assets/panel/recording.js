@@ -39,12 +39,12 @@ export function parseRecording(text) {
   return { events };
 }
 
-// The settings the recorded run ran with (its first event, run_start), or null.
-export async function recordedSettings(root) {
+// The recorded run's first event, run_start (its model, family and settings), or null.
+export async function recordedStart(root) {
   const url = replayURL(root);
   if (!url) return null;
   const got = await fetchRecording(url);
   if (typeof got.text !== "string") return null;
   const first = parseEvent(got.text.split("\n", 1)[0]);
-  return first && first.type === "run_start" && first.settings ? first.settings : null;
+  return first && first.type === "run_start" ? first : null;
 }

@@ -1,7 +1,7 @@
 /* panel/replay.js: the replay player. It reads the panel's recording and draws its events at the
    run's own pace (or faster), with Play/Pause, Step, Restart, Show all and a speed. A language
-   switch starts it again where it was. Leaves out: the live form and the run stream (a live panel's
-   "Show the recorded run" hands the panel over to this player), and drawing an event (render.js). */
+   switch starts it again where it was. Leaves out: the live form and the run stream (a live panel
+   plays its recording in a tab of its own, tabs.js), and drawing an event (render.js). */
 
 import { MAKE_LIVE_URL } from "../api.js";
 import { codeText, el } from "../dom.js";
@@ -22,6 +22,13 @@ function tokenTimes(events) {
     }
   }
   return ms;
+}
+
+// What the note under a replay says: beside a live panel, that the live run waits in the other tab
+// (never how to start the server the reader already has); else how to run it live.
+function noteKey(found) {
+  if (found.live) return "replay.note_live";
+  return found.published ? "replay.note_published" : "replay.note";
 }
 
 function button(cls, label) {
@@ -56,12 +63,7 @@ export class ReplayPlayer {
       this.sayFileNote();
       return;
     }
-    panel.note.append(
-      ...codeText(t(found.published ? "replay.note_published" : "replay.note"), {
-        serve: "make serve",
-        url: MAKE_LIVE_URL,
-      }),
-    );
+    panel.note.append(...codeText(t(noteKey(found)), { serve: "make serve", url: MAKE_LIVE_URL }));
     const events = await this.load();
     if (!events || panel.destroyed) return;
     this.setup(events);

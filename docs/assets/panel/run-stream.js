@@ -1,7 +1,7 @@
 /* panel/run-stream.js: one live run. It posts the question (with the conversation it continues and
    the attached files), reads the run's event stream (SSE) into the conversation's current turn, and
-   answers the reader's Approve/Deny and Stop. The stream is closed on run_end and on any error: an
-   EventSource whose server is gone would otherwise reconnect for ever. Leaves out: the form that
+   answers the reader's Approve/Deny and Stop. The stream is closed when the server ends it after
+   run_end, and on any error: an EventSource whose server is gone would otherwise reconnect for ever. Leaves out: the form that
    asks (form.js), the turns (conversation.js) and drawing an event (render.js). */
 
 import { openEvents, parseEvent, postJSON } from "../api.js";
@@ -63,9 +63,9 @@ export class RunStream {
   follow(show, form) {
     const source = openEvents("run_events", { run_id: this.runId });
     this.source = source;
+    let ended = false;
     const finish = () => {
       if (this.source === source) this.source = null;
-      source.close();
       form.running(false);
       form.stoppable(false);
       this.panel.runEnded();
@@ -74,11 +74,18 @@ export class RunStream {
       const ev = parseEvent(e.data);
       if (!ev) return;
       show(ev);
-      if (ev.type === "run_end") finish();
+      if (ev.type === "run_end") {
+        ended = true;
+        finish();
+      }
     };
-    // Closed here: an EventSource whose server is gone otherwise reconnects for ever.
+    // The server ends the stream after run_end; the EventSource then reports an error and would
+    // reconnect, so it is closed here. Closing it at run_end instead would abort a request the
+    // server was finishing (net::ERR_ABORTED in the console). Before run_end an error is a lost
+    // server: closed too, as one whose server is gone otherwise reconnects for ever.
     source.onerror = () => {
-      if (this.source !== source) return;
+      source.close();
+      if (ended || this.source !== source) return;
       finish();
       if (!this.panel.renderer.ended) show(tableError("run.lost"));
     };
