@@ -215,6 +215,12 @@ def site(tmp_path_factory) -> Path:
     return build_book(tmp_path_factory.mktemp("book") / "site")
 
 
+def chapter_url(base: str, number: str) -> str:
+    """The URL of chapter `number` ("08") on a server or static host at `base`."""
+    chapters = Path(__file__).resolve().parent.parent / "docs" / "chapters"
+    return f"{base}/chapters/{next(chapters.glob(f'{number}-*.md')).stem}/"
+
+
 @contextlib.contextmanager
 def static_site(site: Path) -> Iterator[str]:
     """`site` served as a static host serves it (GitHub Pages: files only, no /api) on 127.0.0.1; its URL, as

@@ -15,7 +15,7 @@ from agentloop.model_backends import model_folder
 from agentloop.paths import DEFAULT_MODEL
 from demo_server.client import Client, free_port
 from demo_server.menu import model_menu
-from tests.conftest import TINY, build_book, built, demo_server
+from tests.conftest import TINY, build_book, built, chapter_url, demo_server
 from tests.stand_in import ROUTES, TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,10 +88,6 @@ def book(site):
         yield srv
 
 
-def chapter(base: str, number: str) -> str:
-    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(f'{number}-*.md')).stem}/"
-
-
 def test_the_api_sends_the_descriptions(book):
     c = Client(book.url)
     answer = c.get("/api/models").json()
@@ -122,11 +118,11 @@ def test_pick_load_and_every_tab_follows(book, browser):
     try:
         tab = context.new_page()
         tab.on("pageerror", lambda e: problems.append(str(e)))
-        tab.goto(chapter(book.url, "01"))
+        tab.goto(chapter_url(book.url, "01"))
         panel = tab.locator(".agentloop-panel").first
         panel.locator("button.al-run").wait_for(timeout=20000)  # live
         other = context.new_page()  # a second tab, open before the switch
-        other.goto(chapter(book.url, "01"))
+        other.goto(chapter_url(book.url, "01"))
         other_panel = other.locator(".agentloop-panel").first
         other_panel.locator("button.al-run").wait_for(timeout=20000)
         assert "tiny-qwen3_5 (qwen3_5)" in other_panel.locator(".al-status").inner_text()
@@ -179,7 +175,7 @@ def test_pick_load_and_every_tab_follows(book, browser):
         # The other tab saw the switch on its next status poll (above); a page opened now shows it at once.
         assert other_panel.locator("select.al-model-select").input_value() == "tiny-gemma4"
         fresh = context.new_page()
-        fresh.goto(chapter(book.url, "01"))
+        fresh.goto(chapter_url(book.url, "01"))
         fresh.locator(
             ".agentloop-panel .al-status", has_text="tiny-gemma4 (gemma4)"
         ).first.wait_for(timeout=20000)
@@ -325,7 +321,7 @@ def test_a_load_shows_its_download_progress_then_ready_or_its_error(site, browse
     base = f"http://127.0.0.1:{server.server_address[1]}"
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     try:
-        page.goto(chapter(base, "01"))
+        page.goto(chapter_url(base, "01"))
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-run").wait_for(timeout=20000)
         menu = panel.locator("details.al-model")
@@ -396,7 +392,7 @@ def test_instant_navigation_closes_the_load_stream_and_the_next_page_follows_the
     page.add_init_script(TRACK_EVENT_SOURCES)
     states = "() => window.__sources.map((s) => s.readyState)"  # 1 open, 2 closed
     try:
-        page.goto(chapter(base, "01"))
+        page.goto(chapter_url(base, "01"))
         page.evaluate("() => { window.__samePage = true; }")
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-run").wait_for(timeout=20000)
@@ -527,7 +523,7 @@ def test_what_runs_the_model_switch_lists_that_backends_models_and_every_tab_fol
     try:
         tab, other = context.new_page(), context.new_page()
         for page in (tab, other):
-            page.goto(chapter(url, "01"))
+            page.goto(chapter_url(url, "01"))
             page.locator(".agentloop-panel button.al-run").first.wait_for(timeout=20000)
         panel = tab.locator(".agentloop-panel").first
         menu = panel.locator("details.al-model")

@@ -15,7 +15,7 @@ from agentloop.model_families import FAMILIES
 from demo_server.client import Client
 from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
-from tests.conftest import demo_server, static_site
+from tests.conftest import chapter_url, demo_server, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -31,10 +31,6 @@ def forced_answer(text: str) -> str:
     return text + QWEN.stop_pieces[0]
 
 
-def chapter(base: str, number: str) -> str:
-    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(f'{number}-*.md')).stem}/"
-
-
 @pytest.fixture(scope="module")
 def server(site):
     with demo_server(site, wait_s=300, model=None, device="cpu", allow_forced=True) as srv:
@@ -43,7 +39,7 @@ def server(site):
 
 def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
-    page.goto(chapter(server.url, "08"))
+    page.goto(chapter_url(server.url, "08"))
     # Chapter 8's panel draws only context, prefill, token and model_end.
     panel = page.locator(".agentloop-panel").first
     assert "permission" not in panel.get_attribute("data-show")
@@ -118,7 +114,7 @@ def test_a_replay_keeps_the_runs_own_pace_and_a_static_page_asks_no_api(
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
         asked = []
         page.on("request", lambda r: asked.append(r.url) if "/api/" in r.url else None)
-        page.goto(chapter(base, "01"))
+        page.goto(chapter_url(base, "01"))
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-play").wait_for(timeout=20000)
         # Each event waits what the run waited between it and the one before (t_ms), at most 1.5 s.
@@ -224,7 +220,7 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
         route.continue_(post_data=json.dumps({**body, "forced": outputs.pop(0)}))
 
     page.route("**/api/runs", force)
-    page.goto(chapter(server.url, "01"))
+    page.goto(chapter_url(server.url, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     # The form has taken chapter 1's recorded settings (chapter1.spec.json) before the test changes one.

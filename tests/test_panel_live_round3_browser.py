@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
 from agentloop.model_families import FAMILIES
 from demo_server.client import Client
-from tests.conftest import demo_server
+from tests.conftest import chapter_url, demo_server
 
-ROOT = Path(__file__).resolve().parent.parent
 QWEN = FAMILIES["qwen3_5"]  # the embedded default model's family
 ASKS = "Asks before each call"
 APPROVES = "Calls auto-approved"
-
-
-def chapter(base: str, number: str) -> str:
-    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(f'{number}-*.md')).stem}/"
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +63,7 @@ def test_the_recorded_run_is_a_tab_and_the_live_conversation_waits_in_the_other(
     already live to run `make serve`."""
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
     force_answers(page, "A live answer.")
-    panel = live_panel(page, chapter(server.url, "08"))
+    panel = live_panel(page, chapter_url(server.url, "08"))
     panel.locator(".al-form-settings > summary").click()
     panel.locator("input[name=temperature]").fill("0.7")
     ask = panel.locator("textarea")
@@ -102,7 +96,7 @@ def test_a_load_keeps_the_readers_settings_and_the_line_says_who_approves(server
     c = Client(server.url)
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
     try:
-        panel = live_panel(page, chapter(server.url, "10"))
+        panel = live_panel(page, chapter_url(server.url, "10"))
         form = panel.locator("form.al-form")
         # The recording auto-approved; a live form asks first, so the reader meets the permission step.
         page.wait_for_function(
@@ -151,13 +145,13 @@ def test_a_live_panel_says_when_it_runs_another_model_or_backend_than_its_record
     """Issue 47, 3: on main chapter 11's two live panels looked the same, and chapter 2's Gemma 4 tab ran the
     loaded Qwen without a word."""
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
-    panel = live_panel(page, chapter(server.url, "11"), 1)  # the one recorded over vLLM
+    panel = live_panel(page, chapter_url(server.url, "11"), 1)  # the one recorded over vLLM
     note = panel.locator(".al-runs-on")
     note.filter(has_text="vLLM").wait_for(timeout=20000)
     assert "agent-qwen3_5 (qwen3_5) on transformers" in note.inner_text()
     # The transformers panel runs what it recorded: nothing to say.
     assert page.locator(".agentloop-panel").nth(0).locator(".al-runs-on").inner_text() == ""
-    gemma = live_panel(page, chapter(server.url, "02"), 0)  # the Gemma 4 tab
+    gemma = live_panel(page, chapter_url(server.url, "02"), 0)  # the Gemma 4 tab
     gemma.locator(".al-runs-on", has_text="agent-gemma4 (gemma4)").wait_for(timeout=20000)
     assert "runs agent-qwen3_5 (qwen3_5)" in gemma.locator(".al-runs-on").inner_text()
     page.close()
@@ -168,7 +162,7 @@ def test_the_seed_field_sends_the_recordings_seed_and_a_seed_repeats_a_run(serve
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
     sent: list[dict] = []
     force_answers(page, "Seeded.", sent=sent)
-    panel = live_panel(page, chapter(server.url, "09"))
+    panel = live_panel(page, chapter_url(server.url, "09"))
     page.wait_for_function(
         "document.querySelector('.al-form input[name=seed]').value === '17'", timeout=20000
     )
@@ -214,7 +208,7 @@ def test_a_live_run_ends_its_stream_without_a_failed_request(server, browser, mo
     page.on("requestfailed", lambda r: errors.append(f"{r.url}: {r.failure}"))
     page.on("pageerror", lambda e: errors.append(str(e)))
     force_answers(page, "Done.")
-    panel = live_panel(page, chapter(server.url, "01"))
+    panel = live_panel(page, chapter_url(server.url, "01"))
     panel.locator("button.al-run").click()
     panel.locator(".al-run-end").wait_for(timeout=120000)
     page.wait_for_timeout(1500)  # the stream's end, and any reconnect it would try

@@ -3,17 +3,9 @@ the prompt declares, and the page remembers the pick. The real demo server on th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.conftest import TINY, demo_server
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def chapter(base: str, number: str) -> str:
-    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob(number + '-*.md')).stem}/"
+from tests.conftest import TINY, chapter_url, demo_server
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +43,7 @@ def checked_tools(panel) -> dict[str, bool]:
 
 def test_the_checklist_decides_the_tools_in_the_prompt_and_is_remembered(served, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
-    panel = live_panel(page, chapter(served, "05"))
+    panel = live_panel(page, chapter_url(served, "05"))
     # The server's registry, with the default pick checked.
     assert checked_tools(panel) == {"run_python": True, "list_files": False, "read_file": False}
 
@@ -61,7 +53,7 @@ def test_the_checklist_decides_the_tools_in_the_prompt_and_is_remembered(served,
     assert "declaration:list_files" not in prompt
 
     # The page remembers the pick (and the other settings) when it is opened again.
-    panel = live_panel(page, chapter(served, "05"))
+    panel = live_panel(page, chapter_url(served, "05"))
     assert checked_tools(panel) == {"run_python": True, "list_files": False, "read_file": True}
     assert panel.locator("input[name=max_new_tokens]").input_value() == "2"
 
@@ -70,6 +62,6 @@ def test_the_checklist_decides_the_tools_in_the_prompt_and_is_remembered(served,
     assert "declaration:read_file" in prompt and "declaration:run_python" not in prompt
 
     # Another chapter keeps its own settings: it starts from the server's defaults.
-    panel = live_panel(page, chapter(served, "01"))
+    panel = live_panel(page, chapter_url(served, "01"))
     assert checked_tools(panel) == {"run_python": True, "list_files": False, "read_file": False}
     page.close()
