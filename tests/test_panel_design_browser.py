@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from demo_server.client import Client
-from tests.conftest import demo_server, static_site
-from tests.test_panel_live_browser import chapter
+from tests.conftest import chapter_url, demo_server, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -90,7 +89,7 @@ def run_live(panel, question: str | None = None, auto: bool = True):
 
 
 def test_the_switch_draws_a_replay_again_in_chinese_and_is_remembered(static, browser):
-    page = open_page(browser, chapter(static, "01"))
+    page = open_page(browser, chapter_url(static, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-all").click()
     panel.locator(".al-run-end").wait_for()
@@ -110,7 +109,7 @@ def test_the_switch_draws_a_replay_again_in_chinese_and_is_remembered(static, br
     )
     assert loaded == 1
     # Remembered: the next page (and a reload) opens in Chinese, the stage panels too.
-    page.goto(chapter(static, "04"))
+    page.goto(chapter_url(static, "04"))
     stage = page.locator(".agentloop-stage").first
     stage.locator(".als-status").wait_for()
     page.wait_for_function(
@@ -127,7 +126,7 @@ def test_a_replay_draws_its_question_as_the_readers_turn(static, browser):
     # Bug 4: a replay showed the answer without the question. run_start carries it now.
     first = json.loads((RUNS / "chapter1.jsonl").open().readline())
     assert first["type"] == "run_start" and first["question"]
-    page = open_page(browser, chapter(static, "01"))
+    page = open_page(browser, chapter_url(static, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-stepbtn").click()
     asked = panel.locator(".al-asked")
@@ -141,7 +140,7 @@ def test_a_replay_draws_its_question_as_the_readers_turn(static, browser):
 
 
 def test_chapter_13_marks_its_forced_tokens_and_draws_no_empty_step(static, browser):
-    page = open_page(browser, chapter(static, "13"), height=1000)
+    page = open_page(browser, chapter_url(static, "13"), height=1000)
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-all").click()
     panel.locator(".al-run-end").wait_for()
@@ -157,7 +156,7 @@ def test_chapter_13_marks_its_forced_tokens_and_draws_no_empty_step(static, brow
 
 def test_each_step_is_a_timeline_and_the_context_bar_is_coloured_by_role(static, browser):
     events = [json.loads(line) for line in (RUNS / "chapter1.jsonl").open()]
-    page = open_page(browser, chapter(static, "01"))
+    page = open_page(browser, chapter_url(static, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-all").click()
     panel.locator(".al-run-end").wait_for()
@@ -193,7 +192,7 @@ def test_each_step_is_a_timeline_and_the_context_bar_is_coloured_by_role(static,
 
 
 def test_a_tool_call_names_its_step_and_call_in_words(static, browser):
-    page = open_page(browser, chapter(static, "01"))
+    page = open_page(browser, chapter_url(static, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-all").click()
     call = panel.locator(".al-tool-call").first
@@ -209,7 +208,7 @@ def test_a_tool_call_names_its_step_and_call_in_words(static, browser):
 def test_the_live_panel_in_chinese_runs_the_readers_question_and_shows_errors_in_chinese(
     server, browser
 ):
-    page = open_page(browser, chapter(server.url, "01"), lang="zh-Hant")
+    page = open_page(browser, chapter_url(server.url, "01"), lang="zh-Hant")
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     assert panel.locator("button.al-run").inner_text() == "執行"
@@ -240,7 +239,7 @@ def test_the_live_panel_in_chinese_runs_the_readers_question_and_shows_errors_in
 def test_a_switch_mid_conversation_draws_its_turns_again_and_the_next_question_follows_up(
     server, browser
 ):
-    page = open_page(browser, chapter(server.url, "01"))
+    page = open_page(browser, chapter_url(server.url, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     run_live(panel, "What is 48213 * 9127?")
@@ -268,7 +267,7 @@ def test_a_switch_mid_conversation_draws_its_turns_again_and_the_next_question_f
 def test_the_model_is_said_and_its_examples_fill_the_question_box(server, browser):
     examples = json.loads((ROOT / "models" / "agent-qwen3_5" / "examples.json").read_text())
     assert Client(server.url).status()["examples"] == examples
-    page = open_page(browser, chapter(server.url, "05"))
+    page = open_page(browser, chapter_url(server.url, "05"))
     panel = page.locator(".agentloop-panel").first
     note = panel.locator(".al-examples-note")
     note.wait_for(timeout=30000)
@@ -292,7 +291,7 @@ def test_the_model_is_said_and_its_examples_fill_the_question_box(server, browse
 def test_a_readers_own_question_and_an_example_are_answered_in_chapter_1(server, browser):
     # As issue 17's reader tried the first panel: a question in their own words, then, in a new conversation, an
     # example the panel offers; greedy (chapter 1's recorded settings), the answer states what the tool printed.
-    page = open_page(browser, chapter(server.url, "01"))
+    page = open_page(browser, chapter_url(server.url, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     page.wait_for_function(
@@ -322,7 +321,7 @@ def test_a_readers_own_question_and_an_example_are_answered_in_chapter_1(server,
 
 
 def test_settings_fold_to_one_line_and_try_this_fills_the_form(server, browser):
-    page = open_page(browser, chapter(server.url, "09"))
+    page = open_page(browser, chapter_url(server.url, "09"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     folded = panel.locator("details.al-form-settings")
@@ -395,7 +394,7 @@ def test_mtp_rounds_show_what_was_guessed_kept_and_turned_down(server, browser):
     c = Client(server.url)
     assert c.post("/api/models/load", {"model": "agent-gemma4"}).status_code == 202
     assert c.wait_ready(300)["model"] == "agent-gemma4"
-    page = open_page(browser, chapter(server.url, "10"), height=2400)
+    page = open_page(browser, chapter_url(server.url, "10"), height=2400)
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     panel.locator(".al-form-settings > summary").click()
