@@ -176,3 +176,30 @@ def test_the_media_panel_speaks_the_readers_language(static, browser):
     text = media.inner_text()
     assert "錄好的範例" in text and "模型讀到的使用者回合" in text and "個 token" in text
     page.close()
+
+
+def test_the_attach_control_follows_a_model_switch(server, browser, tmp_path):
+    # Issue 47: after a switch to a model that reads sound, the control still said "this model has no audio
+    # encoder" and marked a sound as a plain file. It reads what the model loaded now reads.
+    sound = tmp_path / "question.wav"
+    sound.write_bytes((ROOT / "docs/chapters/runs/media/question.wav").read_bytes())
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    panel = live_panel(page, server)
+    cannot = panel.locator(".al-attach .al-att-cannot")
+    assert "no audio encoder" in cannot.inner_text()  # tiny Qwen3.5 has none
+    client = Client(server.url)
+    before = client.status()["model"]
+    try:
+        assert client.post("/api/models/load", {"model": "tiny-gemma4"}).status_code < 300
+        assert client.wait_ready(300)["media"]["refused"] == {}
+        cannot.wait_for(state="hidden", timeout=30000)  # the next status ask redraws it
+        panel.locator(".al-attach input[type=file]").set_input_files(str(sound))
+        item = panel.locator(".al-attach .al-att-item")
+        item.wait_for(timeout=10000)
+        assert item.get_attribute("data-kind") == "audio"
+        assert "plain file" not in item.inner_text()  # Gemma 4 reads it as sound
+    finally:
+        client.post("/api/models/load", {"model": before})
+        client.wait_ready(300)
+        client.close()
+        page.close()

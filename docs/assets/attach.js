@@ -1,8 +1,9 @@
 /* attach.js: files for a question (chapter 7). Two pieces, one look:
    - attachControl(root, status): the loop panel's attach control (drop or pick), with a thumbnail for an
      image, a waveform for a sound and the frames kept for a video; panel/form.js adds it to a live panel whose
-     root has data-attach="true", and panel/run-stream.js sends its files with the question and hands it
-     the server's answer.
+     root has data-attach="true", calls its update(status) when another model is loaded (what it reads
+     decides the notes), and panel/run-stream.js sends its files with the question and hands it the
+     server's answer.
    - the media panel, <div class="agentloop-media" data-replay="runs/a.json runs/b.json"></div>: drop or pick
      a file and see the placeholder tokens it becomes in each family (POST /api/media/expand, live); with no
      server, the recordings (each beside its spec, which names the sample file it sent) replay.
@@ -156,23 +157,36 @@ function dropZone(onFiles, multiple) {
 
 // -- the loop panel's attach control ----------------------------------------------------------------------
 
+// What the loaded model reads, from a status: the kinds it reads, why it refuses the others, the size cap.
+function mediaOf(status) {
+  const info = (status && status.media) || {};
+  return {
+    reads: Array.isArray(info.reads) ? info.reads : [],
+    refused: info.refused && typeof info.refused === "object" ? info.refused : {},
+    maxBytes: typeof info.max_bytes === "number" ? info.max_bytes : Infinity,
+  };
+}
+
 export function attachControl(root, status) {
   if (root.dataset.attach !== "true") return null;
-  const info = (status && status.media) || {};
-  const reads = Array.isArray(info.reads) ? info.reads : [];
-  const refused = info.refused && typeof info.refused === "object" ? info.refused : {};
-  const maxBytes = typeof info.max_bytes === "number" ? info.max_bytes : Infinity;
+  // Of the model loaded now: update() follows a switch (here or in another tab), so the line above the
+  // drop zone and each kept file's note never speak of a model the page no longer runs.
+  let { reads, refused, maxBytes } = mediaOf(status);
   const box = el("div", "al-field al-field-wide al-attach");
   box.append(el("span", null, t("attach.attach")));
+  const cannotLine = el("div", "al-note al-att-cannot");
   const kept = el("div", "al-att-list");
   const note = el("div", "al-att-note");
   let files = [];
-  const cannot = Object.entries(refused).map(([kind, why]) => `${kindName(kind)}: ${pick(why)}`);
-  if (cannot.length) {
-    const line = el("div", "al-note al-att-cannot");
-    line.textContent = t("attach.cannot", { plain: t("attach.plain_file"), list: cannot.join("; ") });
-    box.append(line);
-  }
+  const drawCannot = () => {
+    const cannot = Object.entries(refused).map(([kind, why]) => `${kindName(kind)}: ${pick(why)}`);
+    cannotLine.hidden = !cannot.length;
+    cannotLine.textContent = cannot.length
+      ? t("attach.cannot", { plain: t("attach.plain_file"), list: cannot.join("; ") })
+      : "";
+  };
+  box.append(cannotLine);
+  drawCannot();
   const draw = () => {
     kept.replaceChildren();
     for (const file of files) {
@@ -205,6 +219,12 @@ export function attachControl(root, status) {
   box.append(zone, kept, note);
   return {
     element: box,
+    // Another model is loaded: what it reads, and the notes that depend on it, redrawn.
+    update(next) {
+      ({ reads, refused, maxBytes } = mediaOf(next));
+      drawCannot();
+      draw();
+    },
     // The request's part: {attachments: [{name, data}]}, or nothing without files.
     async request() {
       if (!files.length) return {};

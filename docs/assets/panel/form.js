@@ -377,6 +377,7 @@ export class LiveForm {
     this.suggest({ ...(status.defaults || {}), ...(this.panel.recorded || {}) });
     this.offerSwitches(status);
     this.drawExamples(status);
+    if (this.attach) this.attach.update(status);
   }
 
   // Beside the question box: what the model is (its folder's examples.json note, e.g. that the
