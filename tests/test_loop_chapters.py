@@ -627,7 +627,9 @@ def test_ch14_and_ch15_exercises_describe_their_recordings():
 
 
 def test_ch07_gives_the_photo_runs_prompt_length_as_recorded():
-    # "the photo's 300 tokens are 300 of the prompt's N": N is the recorded step 1 prefill's length.
-    (prefill,) = only(recording("ch07-photo-qwen"), "prefill")
+    # "the photo's 300 tokens are 300 of the prompt's N in step 1": N is the recorded step 1 prefill's length,
+    # and step 2 reads the photo again (its context still counts 300 image tokens).
+    first, *later = only(recording("ch07-photo-qwen"), "context")
     text = " ".join(chapter("07").read_text(encoding="utf-8").split())
-    assert f"the photo's 300 tokens are 300 of the prompt's {prefill['n_tokens']}" in text
+    assert f"the photo's 300 tokens are 300 of the prompt's {first['n_tokens']} in step 1" in text
+    assert later and all(c["media_tokens"] == {"image": 300} for c in later)

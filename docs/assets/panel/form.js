@@ -27,6 +27,9 @@ const SETTINGS = [
   { key: "top_k", type: "int" },
   // Empty: fresh draws each run; a number: the same sampled run every time (chapter 9's is 17).
   { key: "seed", type: "int" },
+  // Chapter 14's two limits: a run's wall-clock seconds, and the unreadable calls it may write.
+  { key: "time_limit_s", type: "float", step: "1" },
+  { key: "max_format_errors", type: "int" },
   { key: "thinking", type: "bool", fallback: false },
   { key: "use_tools", type: "bool", fallback: true },
   { key: "auto_approve", type: "bool", fallback: false },
@@ -169,6 +172,18 @@ function trySpec(root) {
   } catch {
     return null;
   }
+}
+
+// What "try this" will do, in the reader's words: the model, the question, each setting by its label.
+function tryWords(spec) {
+  const words = [];
+  if (typeof spec.model === "string") words.push(spec.model);
+  if (typeof spec.question === "string") words.push(`“${spec.question}”`);
+  for (const [k, v] of Object.entries(spec.settings || {})) {
+    const label = KEYS.has(k) ? t(`set.${k}`).replace(/\s*[(（].*$/, "") : k;
+    words.push(typeof v === "boolean" ? `${label} ${t(v ? "form.on" : "form.off")}` : `${label} ${v}`);
+  }
+  return words;
 }
 
 // Uses of the panel: root, conversation (whether there is one to leave), recorded (the recording's
@@ -396,21 +411,22 @@ export class LiveForm {
   }
 
   // The chapter's "try this" as a control: the button fills the question and the settings it names
-  // (the rest stay).
+  // (the rest stay), and loads the model it names when another one is loaded (chapter 10's drafter
+  // is Gemma 4's), as the model menu's Load does; the load keeps these settings, now the reader's.
   tryControl() {
     const spec = trySpec(this.panel.root);
     if (!spec) return null;
     const b = button("al-try", t("form.try"));
     const box = el("div", "al-try-box");
-    const what = [];
-    if (typeof spec.question === "string") what.push(`“${spec.question}”`);
-    for (const [k, v] of Object.entries(spec.settings || {})) what.push(`${k} ${JSON.stringify(v)}`);
-    box.append(b, el("span", "al-try-text", what.join(" · ")));
+    box.append(b, el("span", "al-try-text", tryWords(spec).join(" · ")));
     b.addEventListener("click", () => {
       if (typeof spec.question === "string") this.question.value = spec.question;
       if (spec.settings) this.choose(spec.settings);
       this.sayFoldedSettings();
       this.question.focus();
+      const loaded = serverStatus.status || {};
+      if (typeof spec.model === "string" && spec.model !== loaded.model)
+        this.panel.menu.loadModel(spec.model, loaded.backend);
     });
     return box;
   }

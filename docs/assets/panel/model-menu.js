@@ -239,13 +239,16 @@ export class ModelMenu {
     this.load.textContent = t(loading ? "menu.loading" : "menu.load");
   }
 
-  async loadChosen() {
-    const model = this.select.value;
-    if (!model) return;
+  loadChosen() {
+    if (this.select.value) this.loadModel(this.select.value, this.backend.value);
+  }
+
+  // Load `model` (the menu's Load, or the form's "try this"); a refusal is said under the menu.
+  async loadModel(model, backend) {
     this.msg.replaceChildren();
     this.load.disabled = true;
     try {
-      await serverStatus.loadModel(model, this.backend.value);
+      await serverStatus.loadModel(model, backend);
     } catch (err) {
       if (this.gone()) return;
       const ev = err.event || tableError("menu.load_failed", { model, err });
