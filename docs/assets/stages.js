@@ -1,7 +1,9 @@
 /* stages.js: the stage panels, one stage of the loop alone, live from the demo server or from a
-   recording of what the server answered. This module starts the stage each panel names, from the
-   modules in stages/, each with its one job:
-     stages/stage.js           what they share: top line, note, reading recordings, a refusal's words
+   recording of what the server answered. This module starts the stage each panel names and, after a
+   language switch, has each redraw its words in place (stages/stage.js says how). The stages are
+   the modules in stages/, each with its one job:
+     stages/stage.js           what they share: top line, note, reading recordings, a refusal's words,
+                               their words redrawn in place after a switch
      stages/tokens.js          chapter 4: text -> tokens, per tokenizer
      stages/sampling.js        chapter 9: the sampling rules on a distribution, with sliders and draws
      stages/sampling-rules.js  the rules themselves, sample()'s in JavaScript (why a copy: its header)
@@ -47,11 +49,8 @@ function initAll() {
 }
 
 onEveryPage(initAll);
-// A language switch draws every stage panel again, from its recordings or the server.
+// A language switch redraws every stage panel's words in place (Stage.relabel): the reader's text,
+// choices, sliders and draws stay, and nothing is asked again.
 onLang(() => {
-  for (const s of Array.from(stages)) {
-    s.destroy();
-    s.root._alsStage = null;
-  }
-  initAll();
+  for (const s of Array.from(stages)) s.relabel();
 });

@@ -1,29 +1,34 @@
 /* stages/models.js: chapter 3's model menu as a table, GET models: the checkpoints in models/ and
    the real models, with their kind, family, whether they are here, their size on disk and their
    parameters; the loaded one marked. Live it asks the server; otherwise it replays the recording.
-   Leaves out: loading a model (a live loop panel's menu does, panel/model-menu.js). */
+   The reader picks nothing here; the menu is kept, so a language switch draws the table again
+   from it, asking nothing again. Leaves out: loading a model (a live loop panel's menu does,
+   panel/model-menu.js). */
 
 import { getJSON } from "../api.js";
 import { el, fmtBytes, fmtInt } from "../dom.js";
 import { t } from "../i18n.js";
-import { refusalText, Stage } from "./stage.js";
+import { Stage } from "./stage.js";
 
 const COLUMNS = ["model", "kind", "family", "here", "disk", "parameters"];
 
 export class ModelsStage extends Stage {
   async start(found) {
     const menu = (found.mode === "live" && (await this.askServer())) || (await this.recorded());
-    if (menu) this.body.append(menuTable(menu));
+    if (!menu) return;
+    const box = el("div");
+    this.body.append(box);
+    this.inLang(() => box.replaceChildren(menuTable(menu)));
   }
 
   // GET models from the server, or null (its refusal is shown).
   async askServer() {
     try {
       const menu = await getJSON("models");
-      this.status.textContent = t("st.models_live");
+      this.say(() => t("st.models_live"));
       return menu;
     } catch (err) {
-      this.body.append(el("div", "als-error", refusalText(err)));
+      this.body.append(this.refusal(err));
       return null;
     }
   }

@@ -3,8 +3,11 @@
    (scaled, cumulative, kept or cut and why, the probability among the kept); one draw or a
    thousand, from the kept tokens only. The rules are sampling-rules.js's copy of sample()'s (why a
    copy: its header). Recorded distributions replay; live, the loaded model gives its own for the
-   same conversation and the server checks the kept count. Leaves out: the other stages, and the
-   random number generator's seed (a draw here is the browser's Math.random). */
+   same conversation and the server checks the kept count. A language switch redraws the words in
+   place (stage.js inLang): the sliders, the distributions (a live one asked for included), the one
+   chosen and the draws are the stage's own state, never rebuilt, so all stay as the reader left
+   them and nothing is asked again. Leaves out: the other stages, and the random number
+   generator's seed (a draw here is the browser's Math.random). */
 
 import { postJSON } from "../api.js";
 import { codeText, el, fmtInt, fmtP } from "../dom.js";
@@ -20,8 +23,9 @@ function num(v, fallback) {
   return v !== undefined && v !== "" && Number.isFinite(Number(v)) ? Number(v) : fallback;
 }
 
-function button(cls, label) {
-  const b = el("button", `als-btn ${cls}`, label);
+// A button; its words are drawn by the stage (inLang), in the reader's language.
+function button(cls) {
+  const b = el("button", `als-btn ${cls}`);
   b.type = "button";
   return b;
 }
@@ -51,20 +55,24 @@ export class SamplingStage extends Stage {
         spec: r.spec,
       }));
     if (found.mode === "live") {
-      this.status.textContent = t("live.following", { what: this.status.textContent });
+      this.sayLive();
       this.startLive(found.status || {}, loaded);
     }
     if (this.options.length > 1) this.options.forEach((o, i) => this.offer(o, i));
+    this.inLang(() => this.update()); // the summary and table, from the settings and draws held
     if (this.options.length) this.use(0);
     else if (this.askButton) this.askButton.click(); // live, with nothing recorded: ask the server at once
   }
 
   // A button that shows option i's distribution.
   offer(o, i) {
-    const b = button("als-choice", o.label);
+    const b = button("als-choice");
     b.addEventListener("click", () => this.use(i));
     o.button = b;
     this.chooser.append(b);
+    this.inLang(() => {
+      b.textContent = o.live ? t("st.live_label", { model: o.model || t("badge.live") }) : o.label;
+    });
   }
 
   buildControls() {
@@ -75,20 +83,25 @@ export class SamplingStage extends Stage {
       topP: num(d.topP, 1),
     };
     this.inputs = {
-      temperature: this.slider("temperature", t("set.temperature"), 0, 2, 0.05),
-      topK: this.slider("topK", "Top-k", 0, TOP_N, 1),
-      topP: this.slider("topP", "Top-p", 0, 1, 0.01),
+      temperature: this.slider("temperature", () => t("set.temperature"), 0, 2, 0.05),
+      topK: this.slider("topK", () => "Top-k", 0, TOP_N, 1),
+      topP: this.slider("topP", () => "Top-p", 0, 1, 0.01),
     };
-    const one = button("als-draw", t("st.draw_one"));
-    const many = button("als-draw-many", t("st.draw_many"));
+    const one = button("als-draw");
+    const many = button("als-draw-many");
     one.addEventListener("click", () => this.draw(1));
     many.addEventListener("click", () => this.draw(1000));
     const buttons = el("div", "als-buttons");
     buttons.append(one, many);
     this.controls.append(buttons);
+    this.inLang(() => {
+      one.textContent = t("st.draw_one");
+      many.textContent = t("st.draw_many");
+    });
   }
 
-  // A setting's slider, with its value beside it; moving it draws the table again.
+  // A setting's slider, with its value beside it; moving it draws the table again. `label()` is its
+  // name in the reader's language.
   slider(key, label, min, max, step) {
     const wrap = el("label", "als-field");
     const input = el("input", `als-slider als-${key}`);
@@ -109,8 +122,12 @@ export class SamplingStage extends Stage {
       this.drawn = null;
       this.update();
     });
-    show();
-    wrap.append(el("span", null, label), input, out);
+    const name = el("span");
+    this.inLang(() => {
+      name.textContent = label();
+      show();
+    });
+    wrap.append(name, input, out);
     this.controls.append(wrap);
     return input;
   }
@@ -252,21 +269,34 @@ export class SamplingStage extends Stage {
   }
 
   // Live: ask the loaded model for the same conversation's distribution, and check a setting on the
-  // server.
+  // server. What the last ask or check said is kept (liveSaid) and said again after a switch.
   startLive(status, loaded) {
     const spec = (loaded.find((r) => r.spec && r.spec.body) || {}).spec;
     const body = spec ? { ...spec.body } : { messages: [{ role: "user", content: "Hello" }] };
-    const ask = button("als-ask", t("st.ask", { model: status.model || t("st.the_loaded_model") }));
-    const check = button("als-check", t("st.check"));
+    const ask = button("als-ask");
+    const check = button("als-check");
     const out = el("div", "als-k");
-    ask.addEventListener("click", () => this.askServer(ask, out, status, body));
-    check.addEventListener("click", () => this.checkOnServer(check, out, body));
+    ask.addEventListener("click", () => this.askServer(ask, status, body));
+    check.addEventListener("click", () => this.checkOnServer(check, body));
     this.askButton = ask;
+    this.liveSaid = null;
     this.liveBox.append(ask, check, out);
+    this.inLang(() => {
+      ask.textContent = t("st.ask", { model: status.model || t("st.the_loaded_model") });
+      check.textContent = t("st.check");
+      out.textContent = this.liveSaid ? this.liveSaid() : "";
+    });
+    this.liveOut = out;
+  }
+
+  // The line under the live buttons: words() in the reader's language, now and after a switch.
+  liveLine(words) {
+    this.liveSaid = words;
+    this.liveOut.textContent = words();
   }
 
   // The loaded model's distribution for `body`, at T = 1 with nothing cut, as one more option.
-  async askServer(ask, out, status, body) {
+  async askServer(ask, status, body) {
     ask.disabled = true;
     try {
       const data = await postJSON("next_token", null, {
@@ -276,27 +306,25 @@ export class SamplingStage extends Stage {
         top_k: 0,
         top_n: TOP_N,
       });
-      this.options.push({
-        label: t("st.live_label", { model: status.model || t("badge.live") }),
-        data,
-        spec: { model: status.model, body },
-      });
+      const model = status.model;
+      this.options.push({ live: true, model, data, spec: { model, body } });
       const i = this.options.length - 1;
       this.offer(this.options[i], i);
       this.use(i);
-      out.textContent = t("st.now_shown");
+      this.liveLine(() => t("st.now_shown"));
     } catch (err) {
-      out.textContent = refusalText(err);
+      this.liveLine(() => refusalText(err));
     } finally {
       ask.disabled = false;
     }
   }
 
   // The server's kept count under the sliders' settings, beside this copy's.
-  async checkOnServer(check, out, body) {
+  async checkOnServer(check, body) {
     if (!this.current) return;
     check.disabled = true;
     const { temperature, topK, topP } = this.settings;
+    const ours = { kept: this.result.kept, n: this.cands.length };
     try {
       const b = this.current.spec && this.current.spec.body ? this.current.spec.body : body;
       const data = await postJSON("next_token", null, {
@@ -306,13 +334,12 @@ export class SamplingStage extends Stage {
         top_k: topK,
         top_n: TOP_N,
       });
-      out.textContent = t(data.kept === this.result.kept ? "st.checked_same" : "st.checked_differ", {
-        server: fmtInt(data.kept),
-        kept: this.result.kept,
-        n: this.cands.length,
-      });
+      const same = data.kept === ours.kept;
+      this.liveLine(() =>
+        t(same ? "st.checked_same" : "st.checked_differ", { server: fmtInt(data.kept), ...ours }),
+      );
     } catch (err) {
-      out.textContent = refusalText(err);
+      this.liveLine(() => refusalText(err));
     } finally {
       check.disabled = false;
     }

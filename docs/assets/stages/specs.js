@@ -1,12 +1,13 @@
 /* stages/specs.js: chapter 3's model facts, what config.json says about a model as GET status
    reports it (demo_server's model_specs): one row a fact, one column a model (the loaded one, live,
-   then the recorded ones), and where each fact comes from. Leaves out: the other stages, and
-   reading config.json itself (the server does). */
+   then the recorded ones), and where each fact comes from. The reader picks nothing here; the
+   columns are kept, so a language switch draws the table again from them, asking nothing again.
+   Leaves out: the other stages, and reading config.json itself (the server does). */
 
 import { getJSON } from "../api.js";
 import { el, fmtInt } from "../dom.js";
 import { t } from "../i18n.js";
-import { refusalText, Stage } from "./stage.js";
+import { Stage } from "./stage.js";
 
 // Each row: its key (its label is the string table's spec.<key>), how to read it from a status,
 // and where it comes from (a file's field, or a spec.from_* sentence).
@@ -57,30 +58,33 @@ export class SpecsStage extends Stage {
     const columns = [];
     if (found.mode === "live") {
       try {
-        columns.push({
-          label: t("st.live_label", { model: found.status.model || t("st.the_loaded_model") }),
-          status: await getJSON("status"),
-        });
+        columns.push({ live: true, model: found.status.model, status: await getJSON("status") });
       } catch (err) {
-        this.body.append(el("div", "als-error", refusalText(err)));
+        this.body.append(this.refusal(err));
       }
     }
     const loaded = await this.loadRecordings();
     for (const r of loaded)
       if (r.ok)
         columns.push({ label: r.data.model || (r.spec && r.spec.model) || r.path, status: r.data });
-    if (columns.length) this.body.append(specsTable(columns));
+    if (!columns.length) return;
+    const scroller = el("div", "als-scroll");
+    this.body.append(scroller);
+    this.inLang(() => scroller.replaceChildren(specsTable(columns)));
   }
+}
+
+// A column's heading: the loaded model's, marked live, or the recording's.
+function columnLabel(c) {
+  return c.live ? t("st.live_label", { model: c.model || t("st.the_loaded_model") }) : c.label;
 }
 
 // The facts of each column's status, a row a fact, and where each comes from.
 function specsTable(columns) {
   const table = el("table", "als-table als-specs");
-  const scroller = el("div", "als-scroll");
-  scroller.append(table);
   const head = el("tr");
   head.append(el("th", null, ""));
-  for (const c of columns) head.append(el("th", null, c.label));
+  for (const c of columns) head.append(el("th", null, columnLabel(c)));
   head.append(el("th", null, t("spec.from")));
   const thead = el("thead");
   thead.append(head);
@@ -94,5 +98,5 @@ function specsTable(columns) {
     tbody.append(tr);
   }
   table.append(thead, tbody);
-  return scroller;
+  return table;
 }

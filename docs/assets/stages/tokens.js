@@ -5,7 +5,11 @@
    A token's bytes are read from its piece by its family's spelling (GPT-2's byte alphabet for
    Qwen3.5, ▁ and <0xNN> for Gemma 4). The family is the one the answer names (tokenize's `family`:
    the loaded model's, recorded with it), never guessed from a model's name; without one, no bytes
-   are shown. Leaves out: the other stages, and decoding (the server's `texts` is the text). */
+   are shown. What the reader did is kept across a language switch and drawn again in place: the
+   text typed stays in its box (the box is never rebuilt), the example chosen stays chosen, and
+   the last answer (the text it was asked for, the tokens, or the refusal) is kept and redrawn
+   rather than asked again; a request still pending draws its answer once when it comes.
+   Leaves out: the other stages, and decoding (the server's `texts` is the text). */
 
 import { postJSON } from "../api.js";
 import { el, fmtInt } from "../dom.js";
@@ -82,65 +86,105 @@ export class TokensStage extends Stage {
     const recorded = el("div", "als-recorded");
     this.body.append(recorded);
     const loaded = await this.loadRecordings();
-    if (found.mode === "live")
-      this.status.textContent = t("live.following", { what: this.status.textContent });
+    if (found.mode === "live") this.sayLive();
     const present = loaded.filter((r) => r.ok);
     if (!present.length) return;
-    if (found.mode === "live") recorded.append(el("div", "als-heading", t("st.recorded_tiny")));
+    if (found.mode === "live") {
+      const heading = el("div", "als-heading");
+      recorded.append(heading);
+      this.inLang(() => {
+        heading.textContent = t("st.recorded_tiny");
+      });
+    }
     this.offerExamples(recorded, examplesOf(present));
   }
 
-  // One button per example text; the first is shown.
+  // One button per example text; the first is shown until the reader picks another.
   offerExamples(box, examples) {
     const picker = el("div", "als-examples");
     picker.setAttribute("role", "group");
-    picker.setAttribute("aria-label", t("st.example_texts"));
     const shown = el("div", "als-example");
     box.append(picker, shown);
-    const buttons = [];
-    let i = 0;
-    for (const [text, columns] of examples) {
+    this.examples = { list: [...examples], buttons: [], shown, chosen: 0 };
+    this.examples.list.forEach(([text], i) => {
       const b = el("button", "als-btn als-example-btn", shortLabel(text));
       b.type = "button";
       b.title = text;
-      b.dataset.index = String(i++);
-      b.addEventListener("click", () => {
-        for (const other of buttons) other.setAttribute("aria-pressed", String(other === b));
-        shown.replaceChildren(renderExample(text, columns));
-      });
-      buttons.push(b);
+      b.dataset.index = String(i);
+      b.addEventListener("click", () => this.showExample(i));
+      this.examples.buttons.push(b);
       picker.append(b);
-    }
-    if (buttons.length) buttons[0].click();
+    });
+    this.inLang(() => {
+      picker.setAttribute("aria-label", t("st.example_texts"));
+      this.drawExample();
+    });
   }
 
-  // Live: a text box the loaded model tokenizes.
+  // The reader's pick, kept: a language switch shows it again.
+  showExample(i) {
+    this.examples.chosen = i;
+    this.drawExample();
+  }
+
+  // The chosen example's tokens, its button pressed.
+  drawExample() {
+    const { list, buttons, shown, chosen } = this.examples;
+    if (!list.length) return;
+    buttons.forEach((b, i) => b.setAttribute("aria-pressed", String(i === chosen)));
+    shown.replaceChildren(renderExample(...list[chosen]));
+  }
+
+  // Live: a text box the loaded model tokenizes, the chapter's text first.
   startLive(status) {
     const box = el("div", "als-live-box");
     const label = el("label", "als-field als-wide");
     const input = el("textarea", "als-text");
     input.rows = 2;
     input.value = this.root.dataset.text || "I like 🍣 and 寿司!";
-    label.append(el("span", null, t("st.text")), input);
-    const go = el("button", "als-btn als-go", t("st.tokenize"));
+    const name = el("span");
+    label.append(name, input);
+    const go = el("button", "als-btn als-go");
     go.type = "button";
     const out = el("div", "als-example");
-    const run = async () => {
-      go.disabled = true;
-      try {
-        const data = await postJSON("tokenize", null, { text: input.value });
-        const model = status.model || t("st.the_loaded_model");
-        out.replaceChildren(renderExample(input.value, [{ model, data }]));
-      } catch (err) {
-        out.replaceChildren(el("div", "als-error", refusalText(err)));
-      } finally {
-        go.disabled = false;
-      }
-    };
-    go.addEventListener("click", run);
+    this.live = { status, input, go, out, answer: null };
+    go.addEventListener("click", () => this.tokenize());
     box.append(label, go, out);
     this.body.append(box);
-    run();
+    this.inLang(() => {
+      name.textContent = t("st.text");
+      go.textContent = t("st.tokenize");
+      this.drawAnswer();
+    });
+    this.tokenize();
+  }
+
+  // The loaded model's tokens for the text in the box. The answer is kept with the text it was
+  // asked for (the reader may type on while it comes), so a language switch redraws it as it was.
+  async tokenize() {
+    const { input, go } = this.live;
+    const text = input.value;
+    go.disabled = true;
+    try {
+      this.live.answer = { text, data: await postJSON("tokenize", null, { text }) };
+    } catch (err) {
+      this.live.answer = { err };
+    } finally {
+      go.disabled = false;
+    }
+    this.drawAnswer();
+  }
+
+  // The last answer, or its refusal; nothing before the first comes.
+  drawAnswer() {
+    const { answer, out, status } = this.live;
+    if (!answer) return;
+    if (answer.err) {
+      out.replaceChildren(el("div", "als-error", refusalText(answer.err)));
+      return;
+    }
+    const model = status.model || t("st.the_loaded_model");
+    out.replaceChildren(renderExample(answer.text, [{ model, data: answer.data }]));
   }
 }
 
