@@ -78,6 +78,11 @@ meanwhile), and a run's is refused with 409 before it is read while the model is
 **One model, one run.** One model serves every tab. A run, or a model load, while a run is using the model is
 refused with 409 (not queued); so is a run while a model loads.
 
+**Pace.** A run's `settings.pace` is `full`, `slow` (a short wait before each token) or `step`: before the
+prefill, each token, the parse and each approved call the run sends a `paused` event and waits for
+POST /api/runs/{{run_id}}/next. Stop and the time limit end a wait at once; the waits are left out of the
+model's timings and count toward the time limit.
+
 **Errors** answer a non-2xx status with an `error` event as the body: `{{"type": "error", "message": {{"en", "zh"}}}}`.
 
 **Event streams** (`text/event-stream`): one `data:` line of JSON per event, no `event:` field, from the first
