@@ -260,3 +260,33 @@ def test_the_endpoint_pi_talks_to_goes_at_the_runs_pace(tiny_qwen3_5):
     assert r.status_code == 200 and r.text.rstrip().endswith("data: [DONE]")
     stages = [e["stage"] for e in only(got, "paused")]
     assert stages == ["prefill", *["token"] * len(only(got, "token")), "parse"]
+
+
+def test_with_mtp_a_rounds_guesses_come_before_the_pause_of_its_first_token(own_tiny, folder):
+    """Chapter 10's rounds, one Next at a time: each `draft` is sent, then the run waits before the first
+    token of that round; each token the model kept is a stage of its own."""
+    gemma = own_tiny("gemma4")
+    got, _ = run_harness(
+        lambda emit: SimpleHarness(
+            gemma,
+            [],
+            "Hi",
+            RunSettings(mtp=True, pace="step", use_tools=False, max_new_tokens=12),
+            emit,
+            files=folder,
+        ),
+        on_event=lambda harness, event: (
+            threading.Thread(target=harness.reader.next).start()
+            if event["type"] == "paused"
+            else None
+        ),
+    )
+    drafts = only(got, "draft")
+    assert drafts and only(got, "model_end")[0]["mtp"]["drafted"] > 0
+    for i, e in enumerate(got):
+        if e["type"] == "draft":
+            after = got[i + 1]
+            assert after["type"] == "paused" and after["stage"] == "token"
+            assert after["index"] == e["index"]
+    paused_tokens = [e["index"] for e in only(got, "paused") if e["stage"] == "token"]
+    assert paused_tokens == [e["index"] for e in only(got, "token")]
