@@ -57,6 +57,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     ),
     # Text without token boundaries (pi's own models).
     "delta": ("step", "channel", "text"),
+    # The step's end: the backend's `done`. Its timings, like prefill's ms, leave out the time the reader
+    # held the run (settings.pace; pace.py). decode_ms and tok_per_s are null where that time cannot be
+    # told apart (a vLLM step held mid-generation: the server generated on meanwhile); tok_per_s is null
+    # for pi's own models, whose text comes without token boundaries.
     "model_end": (
         "step",
         "finish",
@@ -73,6 +77,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "decision": ("step", "call_id", "approved", "by"),
     "tool_result": ("step", "call_id", "name", "output", "is_error", "ms"),
     "run_end": ("stop_reason", "final", "steps", "ms"),
+    # The run waits for the reader's Next before `stage`, one of PAUSE_STAGES (settings.pace "step",
+    # pace.py): the prefill, a token (`index`: the one its `token` event will carry), the parse, or an
+    # approved call about to run (`call_id`). The next event of the run says it went on.
+    "paused": ("step", "stage"),
     # Anything that went wrong, in the book's two languages.
     "error": ("message",),
     # A model load (the demo server's load stream): the family is known from config.json alone, then
@@ -100,6 +108,7 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
     "model_end": ("usage",),
     "tool_call": ("error",),
     "error": ("step", "detail"),
+    "paused": ("index", "call_id"),
 }
 
 # Fields any event may carry: the ms since its run started (a replay waits what the run waited) and the
@@ -112,6 +121,7 @@ DONE_FIELDS = ("finish", "stop_piece", "n_tokens", "decode_ms", "tok_per_s", "mt
 FINISH_REASONS = ("stop_token", "max_new_tokens", "user_stopped")
 STOP_REASONS = ("final", "max_steps", "format_errors", "time_limit", "user_stopped", "error")
 CHANNELS = ("content", "thought", "tool_call", "control")
+PAUSE_STAGES = ("prefill", "token", "parse", "call")
 
 
 def make(kind: str, **fields) -> dict:

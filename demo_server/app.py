@@ -46,6 +46,7 @@ from demo_server.schemas import (
     MediaPreview,
     MediaPreviewRequest,
     ModelMenu,
+    NextStage,
     NextToken,
     NextTokenRequest,
     Ok,
@@ -76,6 +77,11 @@ meanwhile), and a run's is refused with 409 before it is read while the model is
 
 **One model, one run.** One model serves every tab. A run, or a model load, while a run is using the model is
 refused with 409 (not queued); so is a run while a model loads.
+
+**Pace.** A run's `settings.pace` is `full`, `slow` (a short wait before each token) or `step`: before the
+prefill, each token, the parse and each approved call the run sends a `paused` event and waits for
+POST /api/runs/{{run_id}}/next. Stop and the time limit end a wait at once; the waits are left out of the
+model's timings and count toward the time limit.
 
 **Errors** answer a non-2xx status with an `error` event as the body: `{{"type": "error", "message": {{"en", "zh"}}}}`.
 
@@ -258,6 +264,26 @@ def create_app(
     )
     def stop(run_id: str, req: Empty | None = None):
         current.get_run(run_id).stop()
+        return {"ok": True}
+
+    @app.post(
+        "/api/runs/{run_id}/next",
+        response_model=Ok,
+        dependencies=tokened,
+        responses=ERRORS,
+        summary="Go on past the stage a step-by-step run waits before (its `paused` event), at `pace` "
+        "from here on when given",
+    )
+    def next_stage(run_id: str, req: NextStage | None = None):
+        run = current.get_run(run_id)
+        if run.ended:
+            raise ApiError(409, "The run has ended.", "這個執行已經結束。")
+        if not run.next(req.pace if req else None):
+            raise ApiError(
+                409,
+                "This run is not paused: Next goes on from a `paused` event (pace step).",
+                "這個執行沒有暫停：「下一步」只在 `paused` 事件之後才能繼續（pace step）。",
+            )
         return {"ok": True}
 
     @app.post(

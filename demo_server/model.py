@@ -187,6 +187,13 @@ class CurrentModel:
                     f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
                     f"{self.name} 沒有 MTP 草稿模型：請以 mtp false 執行（Gemma 4 有）。",
                 )
+            if settings.harness == "pi" and settings.pi_model and settings.pace != "full":
+                # pi's provider streams text, not tokens: nothing here can hold it token by token
+                raise ApiError(
+                    400,
+                    "pi's own models stream text, not tokens: run them with pace full.",
+                    "pi 自己的模型串流的是文字而不是 token：請以 pace full 執行。",
+                )
             if attaching and not harness_class(settings.harness).takes_attachments:
                 raise ApiError(
                     400,

@@ -20,8 +20,8 @@ from agentloop.sandbox import cleanup, data_folder
 from demo_server.conversations import Conversation
 from demo_server.stream import EventLog
 
-# A run waiting for a permission that no client is watching is stopped after this long, so a closed tab cannot
-# hold the one model for ever (the next run would be refused until then).
+# A run waiting for the reader (a permission, or Next at a pause) that no client is watching is stopped after
+# this long, so a closed tab cannot hold the one model for ever (the next run would be refused until then).
 ORPHAN_S = 15.0
 # While it waits, each reader is sent this much keep-alive padding a second: one that stopped reading fills its
 # socket's buffers (about 4 MB on loopback) in seconds, its send then waits, and it no longer counts as watching.
@@ -101,6 +101,10 @@ class Run:
     def stop(self) -> None:
         self.harness.stop()
 
+    def next(self, pace: str | None = None) -> bool:
+        """The reader's Next, at `pace` from here on when given; False when the run is not paused."""
+        return self.harness.reader.next(pace)
+
     def _emit(self, event: dict) -> None:
         if event["type"] == "run_end":
             # The next question in this conversation reads what this run added, the answer included.
@@ -125,8 +129,9 @@ class Run:
             self._on_end(self)
 
     def _watch(self) -> None:
-        """Stop the run when it waits for a permission and nobody has been reading its events for orphan_s:
-        no stream is open, or each open one has stopped taking what it is sent."""
+        """Stop the run when it waits for the reader (a permission, or Next at a pause) and nobody has been
+        reading its events for orphan_s: no stream is open, or each open one has stopped taking what it is
+        sent."""
         while not self._ended.wait(1.0 if self._orphan_s >= 2 else self._orphan_s / 2):
             waiting_since = self.harness.reader.waiting_since
             self.log.probe_bytes = PROBE_BYTES if waiting_since is not None else 0

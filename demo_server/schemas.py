@@ -17,7 +17,7 @@ from pydantic import (
 
 from agentloop import media
 from agentloop.harnesses import HARNESSES
-from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.settings import PACES, RunSettings
 from agentloop.model_backends import BACKENDS
 from agentloop.tools import select
 from demo_server.errors import ApiError
@@ -99,6 +99,12 @@ class RunSettingsIn(Strict):
         ge=0,
         le=2**63 - 1,
         description="The sampler's seed: a sampled run is then the same run every time (null: fresh draws).",
+    )
+    pace: Literal[PACES] | None = Field(  # type: ignore[valid-type]
+        DEFAULT.pace,
+        description="How fast the run goes: full; slow (a short wait before each token); step (before "
+        "the prefill, each token, the parse and each approved call the run sends `paused` and waits for "
+        "POST /api/runs/{run_id}/next). The waits are left out of the timings. Not with pi_model (400).",
     )
 
     @field_validator("tools")
@@ -206,6 +212,13 @@ class Decision(Strict):
 
 class Empty(Strict):
     pass
+
+
+class NextStage(Strict):
+    pace: Literal[PACES] | None = Field(  # type: ignore[valid-type]
+        None,
+        description="The pace from here on (full: no more pauses); left out: the run's pace as it is.",
+    )
 
 
 class Ok(BaseModel):

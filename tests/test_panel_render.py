@@ -422,6 +422,7 @@ def test_live_mode_runs_through_the_api(served, browser):
                     "use_tools": True,
                     "auto_approve": False,
                     "harness": "simple",
+                    "pace": "full",
                 },
             },
         )

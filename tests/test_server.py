@@ -321,6 +321,62 @@ def test_stop_while_waiting_for_permission(client):
     assert evs[-1]["stop_reason"] == "user_stopped" and "tool_result" not in types(evs)
 
 
+def test_next_goes_on_from_a_pause_and_stop_ends_one(client):
+    """A step-by-step run (pace step) sends `paused` before each stage and waits for POST /next; Stop
+    ends the wait. Refusals: Next for a run that is not paused or has ended (409), an unknown run (404), a
+    pace that is not one (422), a pace for pi's own models (400); each says so in both languages."""
+    settings = {**SETTINGS, "pace": "step", "auto_approve": True}
+    run_id = client.start_run("What is 2**64?", settings, FORCED["qwen3_5"])
+    evs = []
+    for e in client.run_events(run_id):
+        evs.append(e)
+        if e["type"] == "paused" and len(types(evs)) < 8:
+            assert client.post(f"/api/runs/{run_id}/next", {}).json() == {"ok": True}
+        elif e["type"] == "paused":
+            assert client.post(f"/api/runs/{run_id}/stop").json() == {"ok": True}
+    check_run(evs)
+    paused = [e for e in evs if e["type"] == "paused"]
+    assert [e["stage"] for e in paused[:2]] == ["prefill", "token"] and paused[1]["index"] == 0
+    assert evs[-1]["stop_reason"] == "user_stopped" and evs[-2]["type"] == "model_end"
+    assert evs[0]["settings"]["pace"] == "step"
+    ended = client.post(f"/api/runs/{run_id}/next", {})
+    assert ended.status_code == 409 and ended.json()["message"]["zh"]
+
+    # Waiting for a permission is not a pause: Next is refused, and Next at full pace from here on
+    # (pace full) is taken only from a pause.
+    run_id = client.start_run("What is 2**64?", SETTINGS, FORCED["qwen3_5"])
+    for e in client.run_events(run_id):
+        if e["type"] == "permission":
+            r = client.post(f"/api/runs/{run_id}/next", {"pace": "full"})
+            assert r.status_code == 409 and "not paused" in r.json()["message"]["en"]
+            client.post(f"/api/runs/{run_id}/stop")
+    assert client.post("/api/runs/000000000000/next", {}).status_code == 404
+    r = client.post(f"/api/runs/{run_id}/next", {"pace": "fast"})
+    assert r.status_code == 422 and "pace" in r.json()["message"]["en"]
+    r = client.post("/api/runs", {"question": "Hi", "settings": {"pace": "fast"}})
+    assert r.status_code == 422 and "settings.pace" in r.json()["message"]["en"]
+    pi_own = {"harness": "pi", "pi_model": "openai/gpt-4o", "pace": "step"}
+    r = client.post("/api/runs", {"question": "Hi", "settings": pi_own})
+    assert r.status_code == 400 and "pace full" in r.json()["message"]["en"]
+    assert r.json()["message"]["zh"] and not client.status()["busy"]
+
+
+def test_a_paused_run_nobody_reads_is_stopped(server, client):
+    """As a permission nobody watches: a closed tab cannot hold the model at a pause either."""
+    run_id = client.start_run("Hi", {**SETTINGS, "pace": "step"}, FORCED["qwen3_5"])
+    for e in client.run_events(run_id):
+        if e["type"] == "paused":
+            break  # closes the connection while the run waits for Next
+    other = Client(server.url)
+    wait_for(
+        lambda: not other.status()["busy"], timeout=ORPHAN_S + 10, what="the paused run to stop"
+    )
+    evs = list(other.run_events(run_id))
+    check_run(evs)
+    assert evs[-1]["stop_reason"] == "user_stopped" and "prefill" not in types(evs)
+    other.close()
+
+
 def test_a_client_leaving_mid_stream_breaks_nothing(server, client):
     # Leaving while the model generates: the run goes on to its end, and a new reader gets all of it.
     run_id = client.start_run(

@@ -2,10 +2,11 @@
 files, attachments), it sends the events of events.py as it runs and is driven by decide() and stop().
 
 - `base.py`: the Harness protocol; Reader, the reader's side both share (permission, Stop, the time
-  limit); run_reporting_errors
-- `settings.py`: RunSettings and run_settings, the one merge of a run's settings; tools_for
+  limit, the pace); run_reporting_errors
+- `settings.py`: RunSettings and run_settings, the one merge of a run's settings; tools_for; the paces
 - `step.py`: take_step, one step's model part (render, encode, context, generate, parse), and the
   prompt's accounting for the context event
+- `pace.py`: paced, a step's generation held at the reader's pace, the holds kept out of its timings
 - `simple_harness.py`: SimpleHarness: ours, every stage in view
 - `pi/`: PiHarness: the pi coding agent as a child in RPC mode, its records as events; how pi is
   started, its RPC, its own models' menu, and the extension it loads (extension.ts)

@@ -1,11 +1,10 @@
 """What every harness is to its callers (the terminal, the demo server, the tests): the `Harness` protocol, and
-the reader's side of a run that every harness shares, `Reader`.
-
-A harness is made with (llm, history, question, settings, emit, files, attachments), sends the events of
-events.py through `emit` as it runs, and is driven from other threads by `decide` (the reader's answer to a
-`permission` event) and `stop`. How it runs its loop is its own: SimpleHarness runs ours, PiHarness has pi run
-its. What the reader does is the same in both, so it is one object a harness holds, not a base class it inherits
-a loop from: `Reader` asks for permission and waits for the answer, takes Stop, and keeps the time limit.
+the reader's side of a run that every harness shares, `Reader`. A harness is made with (llm, history, question,
+settings, emit, files, attachments), sends the events of events.py through `emit` as it runs, and is driven from
+other threads by `decide` (the reader's answer to a `permission` event) and `stop`. How it runs its loop is its
+own: SimpleHarness runs ours, PiHarness has pi run its. What the reader does is the same in both, so it is one
+object a harness holds, not a base class it inherits a loop from: `Reader` asks for permission and waits for the
+answer, takes Stop, keeps the time limit, and holds the run at the reader's pace (settings.pace; pace.py).
 
 The registry every caller reads is `harnesses.HARNESSES` (__init__.py). Left out: several runs in one harness
 (each run is a new harness; a conversation continues through `history`).
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agentloop import media
-from agentloop.harnesses.settings import RunSettings
+from agentloop.harnesses.settings import SLOW_S, RunSettings
 from agentloop.model_backends import Backend
 
 
@@ -53,20 +52,21 @@ class Harness(Protocol):
 
 
 class Reader:
-    """The reader's side of one run: their answer to each tool call, their Stop, and the run's time limit, which
-    ends a wait as Stop does. Both harnesses ask through `ask` and look at `should_stop` between tokens."""
+    """The reader's side of one run: their answer to each tool call, their Stop and pace, and the run's time limit,
+    which ends a wait as Stop does. Both harnesses ask through `ask`, and hold and check should_stop at each stage."""
 
     def __init__(self, settings: RunSettings, emit: Callable[..., None]):
         self.settings = settings
-        # The harness's: events it sends carry its clock and the line that sent them
-        self.emit = emit
+        self.emit = emit  # the harness's: its events carry its clock and the line that sent them
         self.started = time.perf_counter()
         self._stop = threading.Event()
         self._decisions: dict[str, bool] = {}
-        self._decided = threading.Condition()
-        # The call whose permission is asked and not yet answered, and since when: the one record of it.
+        self._decided = threading.Condition()  # every wait's: an answer, Next and Stop wake it
+        # The call whose permission waits for an answer, and since when the run waits for the reader (or its Next).
         self.waiting_for: str | None = None
         self.waiting_since: float | None = None
+        self.pace = settings.pace  # one of settings.PACES; the reader's Next may change it
+        self.paused: dict | None = None  # the stage a stepped run waits before: its one record
 
     # -- from other threads -----------------------------------------------------------------------------------------
 
@@ -82,7 +82,7 @@ class Reader:
         return True
 
     def stop(self) -> None:
-        """End the run from another thread: generation stops before its next token, a wait for permission at once."""
+        """End the run from another thread: generation stops before its next token, any wait for the reader at once."""
         self._stop.set()
         with self._decided:
             self._decided.notify_all()
@@ -107,7 +107,50 @@ class Reader:
                 return None
             approved, by = self._decisions[call_id], "reader"
         self.emit("decision", step=step, call_id=call_id, approved=approved, by=by)
+        if approved:  # step by step, the call runs when the reader presses Next; Stop meanwhile: it never runs
+            self.hold("call", step, call_id=call_id)
+            if self.should_stop():
+                return None
         return approved
+
+    # -- the pace (settings.pace; pace.py) --------------------------------------------------------------------------
+
+    def next(self, pace: str | None = None) -> bool:
+        """The reader's Next (from another thread): the stage the run waits before goes on, at `pace` from here
+        on when one is given ("full": no more holds). False, and nothing changed, when the run is not paused."""
+        with self._decided:
+            if self.paused is None:
+                return False
+            self.paused = None
+            self.pace = pace or self.pace
+            self._decided.notify_all()
+        return True
+
+    def hold(self, stage: str, step: int, **where) -> None:
+        """Wait before `stage` of step `step` as the pace says: "slow", SLOW_S before each token; "step", until
+        the reader's Next, having sent `paused` (with `where`: a token's index, a call's id). Stop and the time
+        limit end either wait at once, as they end a wait for permission; the caller then asks should_stop.
+        The wait counts toward the time limit as that one does: the limit bounds how long a run holds the one
+        model, and a held run holds it."""
+        if self.pace == "full" or self.should_stop():
+            return
+        if self.pace == "slow":
+            if stage == "token":
+                left = self.time_left()
+                with self._decided:
+                    self._decided.wait_for(
+                        self.should_stop, SLOW_S if left is None else min(SLOW_S, left)
+                    )
+            return
+        paused = {"step": step, "stage": stage, **where}
+        with self._decided:  # before the event: a reader may press Next as soon as it sees it
+            self.paused, self.waiting_since = paused, time.monotonic()
+        self.emit("paused", **paused)
+        with self._decided:
+            self._decided.wait_for(
+                lambda: self.paused is not paused or self.should_stop(), timeout=self.time_left()
+            )
+            self.paused = self.waiting_since = None
 
     def should_stop(self) -> bool:
         return self._stop.is_set() or self.out_of_time()

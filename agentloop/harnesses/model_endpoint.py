@@ -7,7 +7,8 @@ are turned back into the conversation SimpleHarness keeps, rendered and encoded 
 and generated one token at a time. Every token goes to the book as the same `token` events the
 built-in harness sends, while its text goes back to pi as `reasoning_content` or `content` deltas; a
 tool call is parsed by the family and sent as OpenAI `tool_calls`. Stopping the run, or pi closing
-the connection, ends generation before the next token.
+the connection, ends generation before the next token. Each step goes at the run's pace (its Reader's
+`hold`, pace.py): while it waits for the reader's Next, pi's stream waits with it.
 
 It is served by uvicorn (HTTP/1.1 parsed by h11, on an asyncio loop in a thread of its own) running a
 small ASGI app of Starlette's requests and responses, on a socket bound here to a port the OS picks.
@@ -46,6 +47,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from agentloop import events, guarded_http
+from agentloop.harnesses.pace import Hold, full_speed
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.step import take_step
 from agentloop.model_backends import Backend
@@ -84,11 +86,15 @@ class ModelEndpoint:
         emit: Callable[[dict], None],
         next_step: Callable[[], int] | None = None,
         *,
+        hold: Hold = full_speed,
         request_s: float = REQUEST_S,
         max_connections: int = MAX_CONNECTIONS,
     ):
         self.llm = llm
         self.settings = settings
+        self._hold = (
+            hold  # the run's Reader.hold: its pace holds each step here as in SimpleHarness
+        )
         self.secret = secrets.token_urlsafe(32)  # pi's API key for this endpoint, and no one else's
         self._emit = emit
         self._next_step = next_step or self._count_steps
@@ -169,6 +175,7 @@ class ModelEndpoint:
             lambda: self._stop.is_set() or gone.is_set(),
             self._prev_prompt,
             on_token=stream,
+            hold=self._hold,
         )
         self._prev_prompt, self.conversation = taken.prompt, messages
         self.done[step] = taken.done

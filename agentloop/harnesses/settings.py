@@ -12,6 +12,14 @@ from dataclasses import dataclass, replace
 from agentloop.model_families import Sampling
 from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, select
 
+# How fast a run goes (RunSettings.pace), so a reader can study it and not only watch it. "full": as fast
+# as the model goes. "slow": SLOW_S before each token, long enough to read each one and press Stop between
+# two. "step": before each stage (the prefill, each token, the parse, an approved call) the run sends
+# `paused` and waits for the reader's Next. The waits are the Reader's (base.py); pace.py keeps them out of
+# the model's timings.
+PACES = ("full", "slow", "step")
+SLOW_S = 0.3
+
 
 @dataclass
 class RunSettings:
@@ -34,6 +42,8 @@ class RunSettings:
     pi_model: str = ""
     # The sampler's seed (chapter 9): a sampled run then replays as recorded.
     seed: int | None = None
+    # One of PACES: how fast the run goes, and where it waits for the reader's Next (chapter 14).
+    pace: str = "full"
 
     @property
     def sampling(self) -> Sampling:

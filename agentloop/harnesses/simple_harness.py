@@ -6,8 +6,8 @@ reader for approval, run, and its result appended, and the loop goes round again
 (events.py), which is all the book's panels and the terminal ever see.
 
 A step's model part (render, encode, generate, parse) is step.py's `take_step`, which the model endpoint pi
-calls takes too; the reader's side (permission, Stop, the time limit) is base.py's `Reader`, which PiHarness
-holds too. With attachments (media.py, chapter 7) the question is a list of content parts, and each step's
+calls takes too; the reader's side (permission, Stop, the time limit, the pace) is base.py's `Reader`, which
+PiHarness holds too. With attachments (media.py, chapter 7) the question is a list of content parts, and each step's
 prompt is encoded with the conversation's media. Left out here: pi's loop (pi/harness.py).
 """
 
@@ -113,9 +113,9 @@ class SimpleHarness:
                 self.emit,
                 self.reader.should_stop,
                 prev_prompt,
+                hold=self.reader.hold,  # the reader's pace
             )
-            prev_prompt = taken.prompt
-            raw = taken.done.pop("raw")
+            prev_prompt, raw = taken.prompt, taken.done.pop("raw")
             self.emit("model_end", step=step, raw=raw, **taken.done)
             if taken.parsed is None:  # stopped while the model wrote
                 stop_reason = self.reader.why_stopped()

@@ -1,11 +1,10 @@
 """One step of the loop, the model's part of it: the conversation rendered into one string, encoded, shown
-(`context`), generated one token at a time (`prefill`, `token`), and read back (parsed by the family). What the
-step does with that (run a tool, answer, try again) is the harness's.
+(`context`), generated one token at a time (`prefill`, `token`) at the reader's pace (pace.py), and read back
+(parsed by the family). What the step does with that (run a tool, answer, try again) is the harness's.
 
 Both loops that run this page's model take their steps here: SimpleHarness, and ModelEndpoint, which answers pi's
-requests with the same events. The prompt accounting the `context` event carries (what the step added, the
-tokens by role) is here too. Left out: `model_end`, which each harness sends in its own way (pi reports its own
-usage), and everything after the parse.
+requests with the same events. Here too: the prompt accounting the `context` event carries (what the step added,
+the tokens by role). Left out: `model_end`, sent by each harness its own way, and all that follows the parse.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from agentloop import media
+from agentloop.harnesses.pace import Hold, full_speed, paced
 from agentloop.model_backends import Backend, Encoded
 from agentloop.model_families import Parsed, Sampling
 
@@ -39,16 +39,16 @@ def take_step(
     should_stop: Callable[[], bool],
     prev_prompt: str = "",
     on_token: Callable[[dict], None] | None = None,
+    hold: Hold = full_speed,
 ) -> Step:
     """Step `n` of a conversation: `messages` (system prompt first) with `tools` (their schemas, for the chat
-    template), generated with `sampling` until the model stops or `should_stop()`. `prev_prompt` is the last
-    step's, to mark what this one added; `on_token` sees each token as it comes (the endpoint streams it)."""
+    template), generated with `sampling` until the model stops or `should_stop()`, `hold` waiting as the pace
+    says. `prev_prompt` is the last step's, for what this one added; `on_token` sees each token as it comes."""
     # [quote:render]
     prompt = llm.render(messages, tools, thinking)
     encoded = llm.encode(prompt, media.parts(messages))
-    # What this step added: everything after the part it shares with the last step's prompt. The media sit
-    # in user messages, before that part, so in the expanded text it starts further on by what their
-    # placeholders expanded into.
+    # What this step added: all after the part it shares with the last step's prompt. The media sit in user
+    # messages, before that part, so in the expanded text it starts further on by what they expanded into.
     expanded_by = len(encoded.text) - len(prompt)
     emit(
         "context",
@@ -65,7 +65,7 @@ def take_step(
 
     # [quote:generate]
     done: dict = {}
-    for ev in llm.generate(encoded, sampling, should_stop):
+    for ev in paced(llm, n, encoded, sampling, should_stop, hold):
         kind = ev.pop("type")
         if kind == "done":
             done = ev
@@ -74,6 +74,9 @@ def take_step(
         if kind == "token" and on_token:
             on_token(ev)
     if done["finish"] == "user_stopped":
+        return Step(prompt, encoded, done, None)
+    hold("parse", n)  # step by step, the output is read when the reader presses Next
+    if should_stop():  # stopped meanwhile: nothing is parsed, as when stopped while the model wrote
         return Step(prompt, encoded, done, None)
     # [/quote:generate]
 

@@ -52,6 +52,9 @@ class Backend(Protocol):
     family: Family
     context_length: int
     sampling_defaults: Sampling
+    # Whether generation goes on elsewhere while the run is held between two tokens (a server):
+    # then the time a held decode took is not known here (harnesses/pace.py).
+    runs_ahead: bool
 
     def render(
         self,

@@ -47,6 +47,7 @@ def pick_device() -> str:
 
 class SimpleBackend(TextSide):
     kind = "transformers"
+    runs_ahead = False  # generation waits, between two tokens, for a run held at its pace (pace.py)
 
     @classmethod
     def open(cls, model: str, *, device: str | None = None, url: str | None = None):

@@ -34,6 +34,31 @@ export const STRINGS = {
   "form.approves_itself": { en: "Calls auto-approved", "zh-Hant": "呼叫自動核准" },
   "form.asks_first": { en: "Asks before each call", "zh-Hant": "每次呼叫前先問你" },
   "set.seed": { en: "Seed (empty = fresh draws)", "zh-Hant": "種子（留空 = 每次重新抽樣）" },
+  // issue 47, point 9: the pace of a run, live and in a replay (pace.js)
+  "pace.label": { en: "Pace", "zh-Hant": "步調" },
+  "pace.full": { en: "Full speed", "zh-Hant": "全速" },
+  "pace.slow": { en: "Slow", "zh-Hant": "慢速" },
+  "pace.step": { en: "Step by step", "zh-Hant": "一步一步" },
+  "pace.full_hint": { en: "As fast as the model goes", "zh-Hant": "模型多快就多快" },
+  "pace.slow_hint": {
+    en: "A short wait before each token: read each one, and press Stop between two",
+    "zh-Hant": "每個 token 之前稍等一下：可以逐一閱讀，也來得及在兩個 token 之間按停止",
+  },
+  "pace.step_hint": {
+    en: "The run waits before each stage (the prefill, each token, the parse, a call) until you press Next",
+    "zh-Hant": "執行在每個階段（預填、每個 token、解析、呼叫）之前停下，等你按「下一步」",
+  },
+  "pace.next": { en: "Next", "zh-Hant": "下一步" },
+  "pace.run_on": { en: "Full speed from here", "zh-Hant": "接下來全速" },
+  "pace.next_prefill": { en: "Next: prefill", "zh-Hant": "下一步：預填" },
+  "pace.next_token": { en: "Next: token {n}", "zh-Hant": "下一步：第 {n} 個 token" },
+  "pace.next_parse": { en: "Next: the parse", "zh-Hant": "下一步：解析輸出" },
+  "pace.next_call": { en: "Next: run {call}", "zh-Hant": "下一步：執行{call}" },
+  "pace.pi_own": {
+    en: "pi's own models stream text, not tokens: they run at full speed.",
+    "zh-Hant": "pi 自己的模型串流的是文字而不是 token：只能全速執行。",
+  },
+  "run.next_failed": { en: "Could not go on: {err}", "zh-Hant": "無法繼續：{err}" },
   "runs_on.note": {
     en: "Live, this panel runs {model} on {backend}; its recording ran {recorded_model} on {recorded_backend}.",
     "zh-Hant": "即時模式下，這個面板在 {backend} 上執行 {model}；它錄下的執行是在 {recorded_backend} 上執行 {recorded_model}。",

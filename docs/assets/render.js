@@ -392,6 +392,8 @@ export class Renderer {
         return this.drawRunEnd(ev);
       case "error":
         return this.drawError(ev);
+      case "paused":
+        return; // where the run waits for Next: the live form says what comes next (pace.js)
       default: {
         // A type this panel does not know yet: shown as JSON rather than dropped.
         const box = el("div", "al-box al-unknown");

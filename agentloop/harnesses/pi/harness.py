@@ -118,7 +118,7 @@ class PiHarness:
         try:
             if self.llm is not None:
                 self.endpoint = ModelEndpoint(
-                    self.llm, s, self._emit, next_step=self._step_for_request
+                    self.llm, s, self._emit, self._step_for_request, hold=self.reader.hold
                 )
                 self.endpoint.start()
             write_agent_dir(agent_dir, self.endpoint, self.llm, s)

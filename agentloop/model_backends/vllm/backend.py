@@ -63,6 +63,9 @@ NEUTRAL = {
 # ids, and the same tokens the same events.
 class VLLMBackend(TextSide):
     kind = "vllm"
+    # The server goes on generating while a run is held at its pace (pace.py): holding between two
+    # tokens of its stream paces only what the run shows, and its decode time is not known here.
+    runs_ahead = True
 
     @classmethod
     def open(cls, model: str | None, *, device: str | None = None, url: str | None = None):
@@ -175,7 +178,7 @@ class VLLMBackend(TextSide):
         channel = "thought" if prompt.text.endswith(self.family.thought_prefix) else "content"
         generated: list[int] = []
         text = Detokenizer(self.tokenizer)
-        finish, mtp = None, None
+        finish, mtp, prefilled = None, None, False
         start = time.perf_counter()
         with stream(self.url, endpoint, request, self.timeout_s) as chunks:
             for chunk in chunks:
@@ -184,13 +187,15 @@ class VLLMBackend(TextSide):
                 if chunk.get("usage") is not None:
                     mtp = spec_decode_counts(chunk) or mtp
                 for token_id, details in self._tokens(endpoint, chunk):
+                    # The first token is back: the prefill is done, and shown before should_stop is
+                    # asked (a run held before that token shows its prefill first, as on transformers).
+                    if not prefilled:
+                        yield prefill_event(prompt, start)
+                        decode_start, prefilled = time.perf_counter(), True
                     if should_stop():
                         finish = "user_stopped"
                         # leaving the `with` closes the connection, and vLLM aborts the request
                         break
-                    if not generated:  # the first token is back: the prefill is done
-                        yield prefill_event(prompt, start)
-                        decode_start = time.perf_counter()
                     generated.append(token_id)
                     event, channel = self.token_event(
                         token_id, len(generated) - 1, text, channel, details
@@ -208,7 +213,7 @@ class VLLMBackend(TextSide):
                 f"沒有 agentloop 認得的結束原因"
                 f"（{finish!r}）：伺服器可能已停止或重新啟動。",
             )
-        if not generated:  # stopped before the first token: the prefill still ran on the server
+        if not prefilled:  # no token came back: the prefill still ran on the server
             yield prefill_event(prompt, start)
             decode_start = time.perf_counter()
         yield self.done_event(generated, finish, time.perf_counter() - decode_start, mtp)

@@ -1,16 +1,19 @@
 /* panel/form.js: a live panel's form. The question box with the model's examples and the chapter's
    "try this"; the settings folded to one line (opening to every field, the harness switch, the
-   tools checklist and, in chapter 7, the attach control); Run, Stop, New conversation. It starts
+   tools checklist and, in chapter 7, the attach control); the pace, in view beside Run; Run, Stop,
+   New conversation, and while a step-by-step run waits, Next and what it does. It starts
    from the recording's settings, the server's defaults and what the reader last ran on this page;
    a field the reader set stays theirs (a load or the recording arriving late fills only the others).
    It hands a submitted question and its settings to the run stream.
    Leaves out: the run itself (run-stream.js), the model menu (model-menu.js), and remembering
-   settings and listing tools (settings.js), the harness switch (harness.js), files (attach.js). */
+   settings and listing tools (settings.js), the harness switch (harness.js), files (attach.js), the
+   pace's control and words (pace.js). */
 
 import { attachControl } from "../attach.js";
 import { el } from "../dom.js";
 import { harnessControls } from "../harness.js";
 import { lang, pick, t } from "../i18n.js";
+import { nextNote, PACES, paceControl, paceName } from "../pace.js";
 import { rememberedSettings, rememberSettings, toolsChecklist } from "../settings.js";
 import { serverStatus } from "../status.js";
 import { recordedStart } from "./recording.js";
@@ -108,8 +111,8 @@ function readSettings(inputs) {
   return settings;
 }
 
-// The folded line's words: what the next run will use, as the fields stand now.
-function foldedParts(inputs) {
+// The folded line's words: what the next run will use, as the fields stand now, its pace last.
+function foldedParts(inputs, pace) {
   const parts = [];
   for (const s of SETTINGS) {
     const input = inputs[s.key];
@@ -123,6 +126,7 @@ function foldedParts(inputs) {
   }
   // Whether a call waits for the reader is the switch a reader most needs to see folded.
   parts.push(t(inputs.auto_approve.checked ? "form.approves_itself" : "form.asks_first"));
+  parts.push(paceName(pace));
   return parts;
 }
 
@@ -215,6 +219,7 @@ export class LiveForm {
     this.offerSwitches(status);
     if (previous) this.restore(previous.values());
     else this.useRecordedSettings();
+    form.append(this.paceRow(previous));
     this.sayFoldedSettings();
     form.append(this.buttons());
     if (previous) q.value = previous.question.value;
@@ -249,6 +254,7 @@ export class LiveForm {
     this.foldedLine = foldedLine;
     const edited = (e) => {
       if (KEYS.has(e.target.name)) this.touched.add(e.target.name);
+      this.offerPace();
       this.sayFoldedSettings();
     };
     form.addEventListener("input", edited);
@@ -260,8 +266,28 @@ export class LiveForm {
     });
   }
 
+  // The pace, in view above Run: a reader picks it before the run starts. It starts from what the
+  // reader last ran with on this page (or the form this one replaces); full speed otherwise. A
+  // recording's pace is not suggested: how fast to go is the reader's own choice.
+  paceRow(previous) {
+    const kept = rememberedSettings().pace;
+    const start = previous ? previous.pace.value() : PACES.includes(kept) ? kept : "full";
+    this.pace = paceControl(start, () => this.sayFoldedSettings());
+    this.offerPace();
+    return this.pace.element;
+  }
+
+  // pi's own models stream text without tokens: nothing can hold them token by token (the server
+  // refuses a pace for them), so only full speed is offered, and the control says why.
+  offerPace() {
+    if (!this.pace || !this.extraSettings) return;
+    const extra = this.extraSettings();
+    this.pace.limit(extra.harness === "pi" && extra.pi_model ? t("pace.pi_own") : null);
+  }
+
   // Run, Stop, New conversation (each question after the first continues the conversation, its
-  // messages and /data, until this). The recording has a tab of its own (tabs.js).
+  // messages and /data, until this); while a step-by-step run waits, Next, "full speed from here"
+  // and what Next does. The recording has a tab of its own (tabs.js).
   buttons() {
     const panel = this.panel;
     const run = button("al-run", t("form.run"), "submit");
@@ -273,10 +299,14 @@ export class LiveForm {
     this.stopBtn = stop;
     this.newConversationBtn = newConversation;
     const row = el("div", "al-buttons");
-    row.append(run, stop, newConversation);
+    row.append(run, stop, this.stepControls(), newConversation);
     this.element.addEventListener("submit", (e) => {
       e.preventDefault();
-      const settings = { ...readSettings(this.inputs), ...this.extraSettings() };
+      const settings = {
+        ...readSettings(this.inputs),
+        ...this.extraSettings(),
+        pace: this.pace.value(),
+      };
       rememberSettings(settings);
       panel.run.start(this.question.value.trim(), settings);
     });
@@ -289,10 +319,54 @@ export class LiveForm {
     return row;
   }
 
+  // Next, "full speed from here" and the note of what Next does: shown from a step-by-step run's
+  // first pause to its end. Next is never `disabled` (a focused button that is would lose the
+  // focus, and a reader stepping with the keyboard presses it again and again): between two pauses
+  // it is aria-disabled, and a press then does nothing.
+  stepControls() {
+    const box = el("span", "al-step-controls");
+    box.hidden = true;
+    const next = button("al-next", t("pace.next"));
+    const runOn = button("al-run-on", t("pace.run_on"));
+    const note = el("span", "al-pace-next");
+    note.setAttribute("aria-live", "polite");
+    box.append(next, runOn, note);
+    const go = (pace) => {
+      if (next.getAttribute("aria-disabled") === "true") return;
+      this.paused(null);
+      this.panel.run.next(pace);
+      if (pace) box.hidden = true; // no pause comes after this one
+    };
+    next.addEventListener("click", () => go());
+    runOn.addEventListener("click", () => go("full"));
+    this.step = { box, next, runOn, note };
+    this.paused(null);
+    return box;
+  }
+
+  // The run's `paused` event (or null: it went on): Next offered, and what it does said.
+  paused(ev) {
+    const { box, next, runOn, note } = this.step;
+    const waiting = Boolean(ev);
+    if (waiting && box.hidden) {
+      box.hidden = false;
+      // The first pause of a run: Next takes the focus from Run (now disabled) or from nowhere.
+      const at = document.activeElement;
+      if (!at || at === document.body || at === this.runBtn) next.focus();
+    }
+    next.setAttribute("aria-disabled", String(!waiting));
+    runOn.setAttribute("aria-disabled", String(!waiting));
+    note.textContent = waiting ? nextNote(ev) : "";
+  }
+
   // The buttons as a run goes: Run while none is going, Stop while one can be stopped, New
-  // conversation while there is one to leave.
+  // conversation while there is one to leave; Next only within a run.
   running(on) {
     this.runBtn.disabled = on;
+    if (!on && this.step) {
+      this.paused(null);
+      this.step.box.hidden = true;
+    }
   }
 
   stoppable(on) {
@@ -311,7 +385,7 @@ export class LiveForm {
       this.foldedValue = el("span", "al-v");
       this.foldedLine.replaceChildren(el("span", "al-k", t("form.settings")), " ", this.foldedValue);
     }
-    const text = foldedParts(this.inputs).join(" · ");
+    const text = foldedParts(this.inputs, this.pace ? this.pace.value() : "full").join(" · ");
     if (this.foldedValue.textContent !== text) this.foldedValue.textContent = text;
   }
 

@@ -1,11 +1,15 @@
 /* panel/replay.js: the replay player. It reads the panel's recording and draws its events at the
-   run's own pace (or faster), with Play/Pause, Step, Restart, Show all and a speed. A language
-   switch starts it again where it was. Leaves out: the live form and the run stream (a live panel
-   plays its recording in a tab of its own, tabs.js), and drawing an event (render.js). */
+   run's own pace (or faster), with Play/Pause, Step (one event), Restart, Show all, a speed, and the
+   pace a live run has: full speed, slow (SLOW_MS before each token) or step by step, where Play is
+   Next and draws one stage at a time, stopping where a live run at that pace would have waited
+   (pace.js's replayStops), with what comes next said beside it. A language switch starts it again
+   where it was. Leaves out: the live form and the run stream (a live panel plays its recording in a
+   tab of its own, tabs.js), and drawing an event (render.js). */
 
 import { MAKE_LIVE_URL } from "../api.js";
 import { codeText, el } from "../dom.js";
 import { t } from "../i18n.js";
+import { nextNote, paceControl, replayStops, SLOW_MS } from "../pace.js";
 import { Renderer } from "../render.js";
 import { fetchRecording, parseRecording, replayURL } from "./recording.js";
 
@@ -46,6 +50,7 @@ export class ReplayPlayer {
     this.pos = 0;
     this.playing = false;
     this.speed = 1; // kept across a language switch
+    this.pace = "full"; // so is the pace
     this.timer = 0;
   }
 
@@ -120,6 +125,7 @@ export class ReplayPlayer {
     this.pos = 0;
     this.playing = false;
     this.tokenMs = tokenTimes(events);
+    this.stops = replayStops(events);
     const play = button("al-play", t("replay.play"));
     const step = button("al-stepbtn", t("replay.step"));
     const restart = button("al-restart", t("replay.restart"));
@@ -129,7 +135,18 @@ export class ReplayPlayer {
     restart.addEventListener("click", () => this.restart());
     all.addEventListener("click", () => this.showAll());
     this.playBtn = play;
-    this.panel.controls.replaceChildren(play, step, restart, all, this.speedSelect());
+    const pace = paceControl(this.pace, (value) => this.setPace(value));
+    this.nextSaid = el("span", "al-pace-next");
+    this.nextSaid.setAttribute("aria-live", "polite");
+    this.panel.controls.replaceChildren(
+      play,
+      step,
+      restart,
+      all,
+      this.speedSelect(),
+      pace.element,
+      this.nextSaid,
+    );
     this.updateStatus();
   }
 
@@ -162,6 +179,7 @@ export class ReplayPlayer {
     const ev = this.events[i];
     const prev = this.events[i - 1];
     if (!ev) return 0;
+    if (this.pace === "slow" && ev.type === "token") return SLOW_MS; // whatever the speed
     let ms;
     if (prev && typeof ev.t_ms === "number" && typeof prev.t_ms === "number")
       ms = ev.t_ms - prev.t_ms;
@@ -182,11 +200,25 @@ export class ReplayPlayer {
       n,
       state: t(`replay.${state}`),
     });
-    if (this.playBtn) this.playBtn.textContent = t(this.playing ? "replay.pause" : "replay.play");
+    const stepping = this.pace === "step";
+    if (this.playBtn)
+      this.playBtn.textContent = t(
+        stepping ? "pace.next" : this.playing ? "replay.pause" : "replay.play",
+      );
+    if (this.nextSaid)
+      this.nextSaid.textContent = stepping && this.pos ? nextNote(this.stops.get(this.pos)) : "";
+  }
+
+  // The reader picked a pace: a replay playing stops when it becomes step by step (Play is Next).
+  setPace(pace) {
+    this.pace = pace;
+    if (pace === "step") this.pause();
+    else this.updateStatus();
   }
 
   play() {
     if (!this.events) return;
+    if (this.pace === "step") return this.nextStage();
     if (this.pos >= this.events.length) this.restart();
     this.playing = true;
     this.due = performance.now() + this.delayBefore(this.pos);
@@ -224,6 +256,18 @@ export class ReplayPlayer {
   stop() {
     this.playing = false;
     clearTimeout(this.timer);
+  }
+
+  // Step by step: draw the stage the replay waits before and all that follows it, up to the next
+  // place a live run at this pace would have waited (or the end).
+  nextStage() {
+    this.pause();
+    const n = this.events.length;
+    if (this.pos >= n) this.restart();
+    do this.panel.renderer.push(this.events[this.pos++]);
+    while (this.pos < n && !this.stops.has(this.pos));
+    this.panel.renderer.flushNow();
+    this.updateStatus();
   }
 
   stepOnce() {

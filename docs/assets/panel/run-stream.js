@@ -1,6 +1,6 @@
 /* panel/run-stream.js: one live run. It posts the question (with the conversation it continues and
    the attached files), reads the run's event stream (SSE) into the conversation's current turn, and
-   answers the reader's Approve/Deny and Stop. The stream is closed when the server ends it after
+   answers the reader's Approve/Deny, Stop and, at a step-by-step run's pause, Next. The stream is closed when the server ends it after
    run_end, and on any error: an EventSource whose server is gone would otherwise reconnect for ever. Leaves out: the form that
    asks (form.js), the turns (conversation.js) and drawing an event (render.js). */
 
@@ -38,6 +38,7 @@ export class RunStream {
     const show = (ev) => {
       turn.events.push(ev);
       panel.renderer.push(ev);
+      form.paused(ev.type === "paused" ? ev : null); // any other event: the run went on
     };
     let started;
     try {
@@ -94,6 +95,15 @@ export class RunStream {
   // The reader's answer to a permission.
   decide(callId, approve) {
     return postJSON("decision", { run_id: this.runId }, { call_id: callId, approve });
+  }
+
+  // Go on from the stage the run waits before (its `paused` event), at `pace` from here on when given
+  // ("full": no more pauses).
+  next(pace) {
+    if (!this.runId) return;
+    postJSON("next_stage", { run_id: this.runId }, pace ? { pace } : {}).catch((err) =>
+      this.panel.renderer.push(err.event || tableError("run.next_failed", { err })),
+    );
   }
 
   // Stop the run; the server ends it with run_end.
