@@ -163,6 +163,11 @@ def test_an_image_attached_in_chapter_8_reaches_the_model(server, browser, tmp_p
     panel.locator(".al-attach input[type=file]").set_input_files(str(photo))
     panel.locator(".al-attach img.al-att-thumb").wait_for(timeout=10000)  # opened, the file in view
     assert "1 to send" in panel.locator(".al-attach summary").inner_text()
+    # A language switch draws the form again, with the file still waiting.
+    panel.locator("select.al-lang").select_option("zh-Hant")
+    panel.locator(".al-attach summary", has_text="1 個待送出").wait_for()
+    panel.locator("select.al-lang").select_option("en")
+    panel.locator(".al-attach summary", has_text="1 to send").wait_for()
     ask(panel, "What is in this picture?")
     assert "photo.png · image" in panel.locator(".al-asked").inner_text()
     context = panel.locator(".al-turn details.al-context").first

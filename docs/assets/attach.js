@@ -174,18 +174,21 @@ function foldedLine() {
   return { summary, count, harness, cannot };
 }
 
-export function attachControl(root, status) {
+// `previous`: the control this one replaces (a language switch draws the form again), whose files
+// and folding it keeps.
+export function attachControl(root, status, previous) {
   // Of the model loaded now: update() follows a switch (here or in another tab), so the folded line
   // and each kept file's note never speak of a model the page no longer runs.
   let { reads, refused, maxBytes, harnesses } = mediaOf(status);
   let harnessName = null; // the form's harness (useHarness); null until the form says
   const taking = () => !harnesses || !harnessName || harnesses.includes(harnessName);
   const box = el("details", "al-field al-field-wide al-attach");
-  box.open = root.dataset.attach === "true"; // chapter 7's panels are about files: open there
+  // chapter 7's panels are about files: open there
+  box.open = previous ? previous.element.open : root.dataset.attach === "true";
   const line = foldedLine();
   const kept = el("div", "al-att-list");
   const note = el("div", "al-att-note");
-  let files = [];
+  let files = previous ? previous.kept() : [];
   const drawLine = () => {
     const cannot = Object.entries(refused).map(([kind, why]) => `${kindName(kind)}: ${pick(why)}`);
     line.cannot.hidden = !cannot.length;
@@ -232,9 +235,11 @@ export function attachControl(root, status) {
     draw();
   }, true);
   box.append(line.summary, zone, kept, note);
-  drawLine();
+  draw();
   return {
     element: box,
+    // The files waiting to be sent (for the control that replaces this one).
+    kept: () => files,
     // Another model is loaded: what it reads, and the notes that depend on it, redrawn.
     update(next) {
       ({ reads, refused, maxBytes, harnesses } = mediaOf(next));

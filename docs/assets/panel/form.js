@@ -190,7 +190,8 @@ export class LiveForm {
     this.examplesBox = el("div", "al-examples");
     form.append(this.examplesBox);
     this.drawExamples(status);
-    this.attach = attachControl(root, status); // files for the question, in every live panel
+    // Files for the question, in every live panel; a language switch keeps those picked.
+    this.attach = attachControl(root, status, previous && previous.attach);
     form.append(this.attach.element);
     const tryThis = this.tryControl();
     if (tryThis) form.append(tryThis);
