@@ -247,9 +247,9 @@ function modelFactsView(ev, options) {
   const { facts, source, why, loaded } = factsOf(ev, options);
   if (!facts) {
     const say = t(`model.facts_${why}`, { model: ev.model, loaded });
-    return [el("div", "al-note al-model-nofacts", say)];
+    return [el("div", "al-model-nofacts", say)];
   }
-  const from = el("div", "al-note al-model-source", t(`model.source_${source}`, { model: ev.model }));
+  const from = el("div", "al-model-source", t(`model.source_${source}`, { model: ev.model }));
   const runs = t(facts.backend === "vllm" ? "model.runs_vllm" : "model.runs_here");
   return [from, el("div", "al-model-runs", runs), specsTable(facts), mediaLines(facts.media)];
 }
