@@ -243,20 +243,20 @@ export const STRINGS = {
   "model.th_tok_s": { en: "tokens/s", "zh-Hant": "token／秒" },
   // render.js: the Model tab's facts of the model (model-facts.js's rows, agentloop/model_backends/facts.py)
   "model.source_run": {
-    en: "The model that ran this run, as its run_start tells it:",
-    "zh-Hant": "執行這次的模型，依它的 run_start 所述：",
+    en: "The model that ran this run, as its {event} tells it:",
+    "zh-Hant": "執行這次的模型，依它的 {event} 所述：",
   },
   "model.source_status": {
-    en: "This run's start predates the model's facts; the server has {model} loaded now, and these are its:",
-    "zh-Hant": "這次執行的開頭早於模型資料的加入；伺服器現在載入的正是 {model}，以下是它的資料：",
+    en: "This run's {event} predates the model's facts; the server has {model} loaded now, and these are its:",
+    "zh-Hant": "這次執行的 {event} 早於模型資料的加入；伺服器現在載入的正是 {model}，以下是它的資料：",
   },
   "model.facts_missing": {
-    en: "This run's start predates the model's facts (it was recorded before run_start carried them), and {model} is not loaded here: chapter 3's first panel shows what config.json says of the book's models.",
-    "zh-Hant": "這次執行的開頭早於模型資料的加入（錄製時 run_start 還沒帶這些資料），而這裡沒有載入 {model}：第 3 章的第一個面板列出 config.json 對本書模型的說明。",
+    en: "This run's {event} predates the model's facts (it was recorded before they were added), and {model} is not loaded here: chapter 3's first panel shows what {file} says of the book's models.",
+    "zh-Hant": "這次執行的 {event} 早於模型資料的加入（錄製時還沒有這些資料），而這裡沒有載入 {model}：第 3 章的第一個面板列出 {file} 對本書模型的說明。",
   },
   "model.facts_other": {
-    en: "This run's start predates the model's facts, and the server has {loaded} loaded, not {model}: its facts are not this run's. Chapter 3's first panel shows what config.json says of the book's models.",
-    "zh-Hant": "這次執行的開頭早於模型資料的加入，而伺服器載入的是 {loaded}，不是 {model}：它的資料不屬於這次執行。第 3 章的第一個面板列出 config.json 對本書模型的說明。",
+    en: "This run's {event} predates the model's facts, and the server has {loaded} loaded, not {model}: its facts are not this run's. Chapter 3's first panel shows what {file} says of the book's models.",
+    "zh-Hant": "這次執行的 {event} 早於模型資料的加入，而伺服器載入的是 {loaded}，不是 {model}：它的資料不屬於這次執行。第 3 章的第一個面板列出 {file} 對本書模型的說明。",
   },
   "model.facts_pi_own": {
     en: "pi asked one of its own models, {model}: its provider runs it, so its specs are not known here.",
@@ -267,8 +267,8 @@ export const STRINGS = {
     "zh-Hant": "由 transformers 在迴圈自己的行程中執行。",
   },
   "model.runs_vllm": {
-    en: "Run by a vLLM server, which keeps the weights: no device, precision or parameter count here, and the context length is the server's (--max-model-len).",
-    "zh-Hant": "由 vLLM 伺服器執行，權重留在伺服器：這裡沒有裝置、精度或參數量，上下文長度是伺服器的（--max-model-len）。",
+    en: "Run by a vLLM server, which keeps the weights: no device, precision or parameter count here, and the context length is the server's ({flag}).",
+    "zh-Hant": "由 vLLM 伺服器執行，權重留在伺服器：這裡沒有裝置、精度或參數量，上下文長度是伺服器的（{flag}）。",
   },
   "model.reads": { en: "Reads as media: {kinds}", "zh-Hant": "能當作媒體讀取：{kinds}" },
   "model.reads_none": {
@@ -542,7 +542,7 @@ export const STRINGS = {
   "spec.model": { en: "model", "zh-Hant": "模型" },
   "spec.family": { en: "family", "zh-Hant": "家族" },
   "spec.architecture": { en: "architecture", "zh-Hant": "架構" },
-  "spec.model_type": { en: "model_type", "zh-Hant": "model_type" },
+  "spec.model_type": { en: "model type", "zh-Hant": "模型類型" },
   "spec.layers": { en: "layers", "zh-Hant": "層數" },
   "spec.layer_type_counts": { en: "layer types", "zh-Hant": "層的種類" },
   "spec.hidden_size": { en: "hidden size", "zh-Hant": "隱藏維度" },
@@ -560,15 +560,9 @@ export const STRINGS = {
   "spec.from": { en: "from", "zh-Hant": "來源" },
   "spec.from_name": { en: "the name it was loaded by", "zh-Hant": "載入時用的名稱" },
   "spec.from_counted": { en: "counted in the loaded model", "zh-Hant": "在已載入的模型中計算" },
-  "spec.from_max_model_len": {
-    en: "the vLLM server's --max-model-len",
-    "zh-Hant": "vLLM 伺服器的 --max-model-len",
-  },
-  "spec.from_dtype": { en: "bfloat16 files; float32 on a CPU", "zh-Hant": "檔案為 bfloat16；在 CPU 上用 float32" },
-  "spec.from_generation": {
-    en: "generation_config.json, else the family",
-    "zh-Hant": "generation_config.json，否則用家族的設定",
-  },
+  "spec.from_max_model_len": { en: "the vLLM server's {flag}", "zh-Hant": "vLLM 伺服器的 {flag}" },
+  "spec.from_dtype": { en: "{files} files; {cpu} on a CPU", "zh-Hant": "檔案為 {files}；在 CPU 上用 {cpu}" },
+  "spec.from_generation": { en: "{file}, else the family", "zh-Hant": "{file}，否則用家族的設定" },
   "menu.th_model": { en: "model", "zh-Hant": "模型" },
   "menu.th_kind": { en: "kind", "zh-Hant": "種類" },
   "menu.th_family": { en: "family", "zh-Hant": "家族" },

@@ -6,14 +6,15 @@
    - the kinds of media the server names (image, audio, video, file), by their names in the string table.
    Leaves out: drawing (each panel draws its own table or line), and asking the server. */
 
-import { fmtInt } from "./dom.js";
+import { codeText, el, fmtInt } from "./dom.js";
 import { t } from "./i18n.js";
 
 const specs = (s) => s.specs || {};
 
-// Each row's `from` is a file's field or a spec.from_* sentence. `vllm`, where it differs on a vLLM
-// server: another source, or null where the server keeps the fact to itself (the weights, and so
-// their count, device and precision, are the server's).
+// Each row's `from` is a file's field (drawn as code) or a spec.from_* sentence, whose {name} parts
+// are the row's `codes`. `vllm`, where it differs on a vLLM server: another source, or null where the
+// server keeps the fact to itself (the weights, and so their count, device and precision, are the
+// server's).
 export const SPEC_ROWS = [
   { key: "model", get: (s) => s.model, from: "spec.from_name" },
   { key: "family", get: (s) => s.family, from: "config.json model_type → model_families" },
@@ -39,13 +40,23 @@ export const SPEC_ROWS = [
     get: (s) => specs(s).context_length,
     from: "text_config.max_position_embeddings",
     vllm: "spec.from_max_model_len",
+    codes: { flag: "--max-model-len" },
   },
   { key: "parameters", get: (s) => specs(s).parameters, from: "spec.from_counted", vllm: null },
-  { key: "dtype", get: (s) => s.dtype, from: "spec.from_dtype", vllm: null },
+  {
+    key: "dtype",
+    get: (s) => s.dtype,
+    from: "spec.from_dtype",
+    vllm: null,
+    codes: { files: "bfloat16", cpu: "float32" },
+  },
   { key: "device", get: (s) => s.device, from: "pick_device()", vllm: null },
-  { key: "temperature", get: (s) => s.defaults && s.defaults.temperature, from: "spec.from_generation" },
-  { key: "top_p", get: (s) => s.defaults && s.defaults.top_p, from: "spec.from_generation" },
-  { key: "top_k", get: (s) => s.defaults && s.defaults.top_k, from: "spec.from_generation" },
+  ...["temperature", "top_p", "top_k"].map((key) => ({
+    key,
+    get: (s) => s.defaults && s.defaults[key],
+    from: "spec.from_generation",
+    codes: { file: "generation_config.json" },
+  })),
 ];
 
 // The rows as they hold for a model run by `backend` (a status's or run_start's): on vLLM without
@@ -55,9 +66,10 @@ export function rowsFor(backend) {
   return SPEC_ROWS.filter((r) => r.vllm !== null).map((r) => (r.vllm ? { ...r, from: r.vllm } : r));
 }
 
-// A row's source in the reader's language (a file's field stays as it is written).
-export function fromText(from) {
-  return from.startsWith("spec.") ? t(from) : from;
+// A row's source as nodes: a file's field as code, a sentence in the reader's language with its
+// code parts as code.
+export function fromNodes(row) {
+  return row.from.startsWith("spec.") ? codeText(t(row.from), row.codes || {}) : [el("code", null, row.from)];
 }
 
 // A fact as a cell shows it: a number with its thousands, a dash for one not known.

@@ -3,9 +3,9 @@
    nothing of where the events come from (a recording or the demo server). Leaves out: layout reads
    while drawing, and HTML from event text (everything goes in through textContent). */
 
-import { asText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
+import { asText, codeText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
 import { lang, pick, t, tableError } from "./i18n.js";
-import { fromText, kindName, rowsFor, specText } from "./model-facts.js";
+import { fromNodes, kindName, rowsFor, specText } from "./model-facts.js";
 
 // The one shared popover: built once, filled when a token is hovered, focused or clicked.
 
@@ -212,15 +212,19 @@ function factsOf(ev, options) {
 }
 
 // The rows of chapter 3's table (model-facts.js) that the line above the table does not already
-// name, each with its value and where it comes from; on vLLM, only those the server tells.
+// name, each with its value (data, as .al-v) and where it comes from; on vLLM, only those the server
+// tells.
 function specsTable(facts) {
   const table = el("table", "al-spec-table");
-  for (const { key, get, from } of rowsFor(facts.backend)) {
-    if (key === "model" || key === "family") continue;
+  for (const row of rowsFor(facts.backend)) {
+    if (row.key === "model" || row.key === "family") continue;
     const tr = el("tr");
-    tr.dataset.key = key;
-    tr.append(el("th", null, t(`spec.${key}`)), el("td", null, specText(get(facts))));
-    tr.append(el("td", "al-from", fromText(from)));
+    tr.dataset.key = row.key;
+    const value = el("td");
+    value.append(el("span", "al-v", specText(row.get(facts))));
+    const from = el("td", "al-from");
+    from.append(...fromNodes(row));
+    tr.append(el("th", null, t(`spec.${row.key}`)), value, from);
     table.append(tr);
   }
   return table;
@@ -245,13 +249,16 @@ function mediaLines(media) {
 // The top of the Model tab: where the facts come from, what runs the model, its specs, its media.
 function modelFactsView(ev, options) {
   const { facts, source, why, loaded } = factsOf(ev, options);
-  if (!facts) {
-    const say = t(`model.facts_${why}`, { model: ev.model, loaded });
-    return [el("div", "al-model-nofacts", say)];
-  }
-  const from = el("div", "al-model-source", t(`model.source_${source}`, { model: ev.model }));
-  const runs = t(facts.backend === "vllm" ? "model.runs_vllm" : "model.runs_here");
-  return [from, el("div", "al-model-runs", runs), specsTable(facts), mediaLines(facts.media)];
+  // The names in the sentences (the event, a file, the models) are drawn as code.
+  const codes = { event: "run_start", file: "config.json", model: ev.model, loaded, flag: "--max-model-len" };
+  const say = (cls, key) => {
+    const line = el("div", cls);
+    line.append(...codeText(t(key), codes));
+    return line;
+  };
+  if (!facts) return [say("al-model-nofacts", `model.facts_${why}`)];
+  const runs = say("al-model-runs", facts.backend === "vllm" ? "model.runs_vllm" : "model.runs_here");
+  return [say("al-model-source", `model.source_${source}`), runs, specsTable(facts), mediaLines(facts.media)];
 }
 
 // The seed's two tabs beside the step cards, from the events the run already sends: Model (what

@@ -7,7 +7,7 @@
 import { getJSON } from "../api.js";
 import { el } from "../dom.js";
 import { t } from "../i18n.js";
-import { fromText, SPEC_ROWS, specText } from "../model-facts.js";
+import { fromNodes, SPEC_ROWS, specText } from "../model-facts.js";
 import { refusalText, Stage } from "./stage.js";
 
 export class SpecsStage extends Stage {
@@ -43,12 +43,14 @@ function specsTable(columns) {
   const thead = el("thead");
   thead.append(head);
   const tbody = el("tbody");
-  for (const { key, get, from } of SPEC_ROWS) {
+  for (const row of SPEC_ROWS) {
     const tr = el("tr");
-    tr.dataset.key = key;
-    tr.append(el("th", null, t(`spec.${key}`)));
-    for (const c of columns) tr.append(el("td", null, specText(get(c.status || {}))));
-    tr.append(el("td", "als-from", fromText(from)));
+    tr.dataset.key = row.key;
+    tr.append(el("th", null, t(`spec.${row.key}`)));
+    for (const c of columns) tr.append(el("td", null, specText(row.get(c.status || {}))));
+    const from = el("td", "als-from");
+    from.append(...fromNodes(row));
+    tr.append(from);
     tbody.append(tr);
   }
   table.append(thead, tbody);
