@@ -183,7 +183,7 @@ export function attachControl(root, status, previous) {
   let harnessName = null; // the form's harness (useHarness); null until the form says
   const taking = () => !harnesses || !harnessName || harnesses.includes(harnessName);
   const box = el("details", "al-field al-field-wide al-attach");
-  // chapter 7's panels are about files: open there
+  // Chapter 7's panels are about files: open there (a control drawn again stays as the reader left it).
   box.open = previous ? previous.element.open : root.dataset.attach === "true";
   const line = foldedLine();
   const kept = el("div", "al-att-list");
@@ -198,7 +198,8 @@ export function attachControl(root, status, previous) {
     line.harness.hidden = taking();
     const harness = taking() ? "" : t(`harness.${harnessName}`);
     line.harness.textContent = harness && t("attach.harness_none", { harness });
-    line.count.textContent = files.length ? t("attach.n_files", { n: files.length }) : "";
+    // none go with a harness that takes none: the count would say otherwise
+    line.count.textContent = files.length && taking() ? t("attach.n_files", { n: files.length }) : "";
     zone.classList.toggle("al-att-off", !taking());
     choose.disabled = !taking();
   };
