@@ -12,7 +12,7 @@
 - `loads.py`: a model load in a thread, and its events (download progress included)
 - `media_preview.py`: what an attached file becomes in each family's prompt, with no model run
   (chapter 7)
-- `menu.py`: the model menu, each entry's description, and the loaded model's specs
+- `menu.py`: the model menu, each entry's description, and the model folder's examples
 - `model.py`: the one model, its locks, its run and its load; `text()` and `forward()` for stage
   endpoints
 - `runs.py`: a run: SimpleHarness in a thread, its events kept for every reader

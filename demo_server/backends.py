@@ -18,11 +18,6 @@ from pathlib import Path
 from agentloop.model_backends import BACKENDS, open_backend
 
 
-def kind_of(backend) -> str:
-    """Which of BACKENDS runs `backend`."""
-    return backend.kind
-
-
 def vllm_installed() -> bool:
     from agentloop.model_backends.vllm.local import vllm_python
 

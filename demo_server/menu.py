@@ -1,13 +1,13 @@
-"""The model menu and the model's facts: what GET /api/models offers (the checkpoints in models/ and the book's
-real models, each with its family, size and a description in English and Chinese) and the specs GET /api/status
-shows of the loaded model. It reads config.json and the safetensors headers only; loading is loads.py's job.
+"""The model menu: what GET /api/models offers (the checkpoints in models/ and the book's real models, each with
+its family, size and a description in English and Chinese), and the model folder's examples.json. It reads
+config.json and the safetensors headers only; loading is loads.py's job, and the loaded model's specs are
+agentloop.model_backends.facts' (run_start carries them too).
 """
 
 from __future__ import annotations
 
 import json
 import struct
-from collections import Counter
 from pathlib import Path
 
 from agentloop import model_families, paths
@@ -22,31 +22,6 @@ REAL_MODELS: dict[str, dict] = {
     )
 }
 LOCAL_PREFIXES = ("tiny-", "agent-")  # checkpoints built or trained here, in models/
-
-
-def model_specs(backend) -> dict:
-    """The model's shape, from config.json (the language model's part of it) and its weights."""
-    config = backend.config
-    text = config.get("text_config", config)
-    layers = text.get("num_hidden_layers")
-    layer_types = text.get("layer_types") or (["full_attention"] * layers if layers else [])
-    return {
-        "architecture": (config.get("architectures") or [None])[0],
-        "model_type": config.get("model_type"),
-        "layers": layers,
-        "layer_types": layer_types,
-        "layer_type_counts": dict(Counter(layer_types)),
-        "hidden_size": text.get("hidden_size"),
-        "heads": text.get("num_attention_heads"),
-        "kv_heads": text.get("num_key_value_heads"),
-        "head_dim": text.get("head_dim"),
-        "vocabulary": text.get("vocab_size"),
-        "context_length": backend.context_length,
-        # A vLLM server keeps the weights: their count is not known here.
-        "parameters": sum(p.numel() for p in backend.model.parameters())
-        if hasattr(backend, "model")
-        else None,
-    }
 
 
 def model_examples(ref: str) -> dict | None:

@@ -5,7 +5,8 @@ interleaves on the model: a second run while one is going is refused (HTTP 409, 
 start when its reader may have gone), and so is a switch while a run is going or a load is under way. A stage
 endpoint uses the model through `with current.text() as backend:` (the tokenizer and the chat template) and
 `with current.forward(backend):` (a forward pass, under the same model lock as a run's generation); nothing
-outside this file touches the locks. The load itself is loads.py's; the menu and specs are menu.py's.
+outside this file touches the locks. The load itself is loads.py's; the menu is menu.py's, and what the status
+says of the model (specs, device, media) agentloop.model_backends.facts', which run_start reads too.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from dataclasses import asdict
 from agentloop import media, paths
 from agentloop.harnesses import HARNESSES, harness_class
 from agentloop.harnesses.settings import run_settings
+from agentloop.model_backends import facts
 from agentloop.tools import TOOLS
 from demo_server import menu
-from demo_server.backends import Backends, kind_of
+from demo_server.backends import Backends
 from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
@@ -59,16 +61,21 @@ class CurrentModel:
     def status(self) -> dict:
         with self._lock:
             b = self.backend
+            on = (
+                facts.runs_on(b)
+                if b
+                else {"backend": "transformers", "device": None, "dtype": None}
+            )
             return {
                 "ok": b is not None or self.loading,
                 "model": self.name,
                 "family": b.family.key if b else None,
                 "harness": "simple",
                 "harnesses": list(HARNESSES),
-                "backend": kind_of(b) if b else "transformers",
-                "where": self.backends.where(kind_of(b)) if b else None,
-                "device": str(b.device) if b and hasattr(b, "device") else None,
-                "dtype": str(b.dtype).removeprefix("torch.") if b and hasattr(b, "dtype") else None,
+                "backend": on["backend"],
+                "where": self.backends.where(on["backend"]) if b else None,
+                "device": on["device"],
+                "dtype": on["dtype"],
                 "busy": self.run is not None or self.starting,
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
@@ -307,7 +314,7 @@ class CurrentModel:
             if old is not None:
                 old.unload()
         backend = self.backends.open(kind, name, ref)
-        specs, examples = menu.model_specs(backend), menu.model_examples(ref)
+        specs, examples = facts.model_specs(backend), menu.model_examples(ref)
         with self._lock:
             self.backend, self.name, self.specs, self.error = backend, name, specs, None
             self.examples = examples
@@ -348,7 +355,13 @@ def defaults(backend) -> dict:
 
 def media_status(backend) -> dict:
     """The kinds of attachment the model reads, and for each other kind why not ({en, zh}): the panel's
-    attach control says it, and such a file is kept as a plain file for run_python."""
-    reads = list(getattr(backend, "modalities", ())) if backend else []
-    refused = dict(getattr(backend, "media_refused", {})) if backend else {}
-    return {"reads": reads, "refused": refused, "max_bytes": media.MAX_BYTES}
+    attach control and a run's Model tab say it, and such a file is kept as a plain file for run_python. With
+    them, one file's size limit, and the harnesses that take attachments (pi does not yet): the attach control
+    says so when the form's harness is another, and sends no files with its question."""
+    read = facts.media_read(backend) if backend else {"reads": [], "refused": {}}
+    return {**read, "max_bytes": media.MAX_BYTES, "harnesses": attaching_harnesses()}
+
+
+def attaching_harnesses() -> list[str]:
+    """The names of HARNESSES whose runs take attachments (their class's takes_attachments)."""
+    return [name for name in HARNESSES if harness_class(name).takes_attachments]

@@ -306,8 +306,9 @@ class Status(BaseModel):
     )
     mtp: bool = Field(False, description="The model has an MTP drafter, so a run may ask for mtp.")
     specs: dict[str, Any] | None = Field(
-        description="From config.json: layers and their types, hidden size, "
-        "heads, kv heads, vocabulary, context length, parameters."
+        description="From config.json (agentloop.model_backends.facts.model_specs, which run_start "
+        "carries too): layers and their types, hidden size, heads, kv heads, vocabulary, context length (a vLLM "
+        "server's --max-model-len), parameters (null on vLLM)."
     )
     examples: dict[str, Any] | None = Field(
         None,
@@ -317,7 +318,8 @@ class Status(BaseModel):
     media: dict[str, Any] = Field(
         default_factory=dict,
         description="Attachments (chapter 7): {reads: the kinds the model reads, refused: {kind: {en, zh}} "
-        "why it does not read the others, max_bytes: one file's limit}.",
+        "why it does not read the others, max_bytes: one file's limit, harnesses: the harnesses that take "
+        "attachments (settings.harness; another refuses a run with files)}.",
     )
     error: dict[str, str] | None = Field(
         description="Why the last load failed, while no model is loaded."

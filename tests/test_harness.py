@@ -55,6 +55,23 @@ def only(evs: list[dict], kind: str) -> list[dict]:
     return [e for e in evs if e["type"] == kind]
 
 
+def test_run_start_says_what_the_model_is(backend, tmp_path):
+    """Issue 47: a run's Model tab shows the model that ran it, replayed anywhere, so run_start carries its
+    facts (model_backends/facts.py, which GET /api/status reads too): its shape from config.json, what ran it,
+    the media it reads and refuses, and its recommended sampling."""
+    start = only(run(backend, [answer(backend.family.key, "Hi.")], tmp_path), "run_start")[0]
+    text = backend.config.get("text_config", backend.config)
+    specs = start["specs"]
+    assert (
+        specs["layers"] == text["num_hidden_layers"] and specs["vocabulary"] == text["vocab_size"]
+    )
+    assert specs["context_length"] == backend.context_length and specs["parameters"] > 0
+    assert (start["backend"], start["device"], start["dtype"]) == ("transformers", "cpu", "float32")
+    assert start["media"] == {"reads": list(backend.modalities), "refused": backend.media_refused}
+    s = backend.sampling_defaults
+    assert start["defaults"] == {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k}
+
+
 def test_approved_call_runs_and_the_answer_uses_its_result(backend, tmp_path):
     f = backend.family.key
     evs = run(

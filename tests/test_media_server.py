@@ -85,6 +85,24 @@ def test_status_says_which_kinds_the_model_reads(client):
     assert status["max_bytes"] == media.MAX_BYTES
 
 
+def test_files_for_a_harness_that_takes_none_are_refused_in_both_languages(client):
+    """Every live panel offers files (issue 47): the status names the harnesses that take them, so the form
+    sends none for pi, and the server refuses them for it all the same, in both languages."""
+    assert client.status()["media"]["harnesses"] == ["simple"]
+    r = client.post(
+        "/api/runs",
+        {
+            "question": "What is it?",
+            "settings": {**SETTINGS, "harness": "pi"},
+            "attachments": [attached("photo.png", media_files.image())],
+        },
+    )
+    assert r.status_code == 400, r.text
+    message = r.json()["message"]
+    assert "harness simple" in message["en"] and "harness simple" in message["zh"]
+    assert client.status()["busy"] is False
+
+
 def test_an_image_a_sound_and_a_video_become_placeholders_in_the_context(client):
     files = [
         attached("photo.png", media_files.image(200, 150)),

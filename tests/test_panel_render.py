@@ -548,3 +548,85 @@ def test_the_model_and_context_tabs_sit_beside_the_step_cards(served, browser):
     assert got["text"] == "OLD PART|NEW PART" and got["added"] == "NEW PART"
     assert float(got["meter"].rstrip("%")) == 25 and got["stepsHidden"]
     page.close()
+
+
+MODEL_TAB = """async ([start, loaded]) => {
+    const panel = document.querySelector("script[src$='assets/panel.js']").src;
+    const { render } = await import(new URL("render.js", panel).href);
+    const box = document.createElement("div");
+    document.body.append(box);
+    render(box, [start], {loadedStatus: () => loaded, recordedBackend: "transformers"});
+    const pane = box.querySelector(".al-pane-model");
+    const rows = Object.fromEntries([...pane.querySelectorAll(".al-spec-table tr")]
+        .map((tr) => [tr.dataset.key, [...tr.children].slice(1).map((td) => td.textContent)]));
+    return {rows, text: pane.textContent};
+}"""
+
+
+def model_start(**facts) -> dict:
+    return make(
+        "run_start",
+        run_id="r",
+        harness="simple",
+        model="served-qwen",
+        family="qwen3_5",
+        settings={},
+        tools=[],
+        **facts,
+    )
+
+
+def test_the_model_tab_on_vllm_shows_only_what_the_server_tells(served, browser):
+    """Issue 47, point 13 (the seed): over vLLM the context limit is the server's (--max-model-len) and the Model
+    tab has no device, precision or parameter count; the refused kinds come with the server's reason."""
+    _, base = served
+    why = {
+        "en": "the server was started with --language-model-only",
+        "zh": "伺服器以 --language-model-only 啟動",
+    }
+    specs = {"layers": 4, "hidden_size": 256, "context_length": 2048, "parameters": None}
+    start = model_start(
+        backend="vllm",
+        device=None,
+        dtype=None,
+        specs=specs,
+        media={"reads": [], "refused": {"image": why}},
+        defaults={"temperature": 1.0, "top_p": 0.95, "top_k": 20},
+    )
+    page = browser.new_page()
+    page.goto(base)
+    got = page.evaluate(MODEL_TAB, [start, None])
+    assert {"device", "dtype", "parameters", "model", "family"}.isdisjoint(got["rows"])
+    assert got["rows"]["context_length"] == ["2,048", "the vLLM server's --max-model-len"]
+    assert got["rows"]["layers"] == ["4", "text_config.num_hidden_layers"]
+    assert "Run by a vLLM server" in got["text"] and "Reads no media" in got["text"]
+    assert f"Does not read image: {why['en']}" in got["text"]
+    page.close()
+
+
+def test_the_model_tab_never_shows_another_models_facts(served, browser):
+    """A run_start without the facts (recorded before them) takes the server's only for the same model on the
+    same backend; pi asking one of its own models has none to show."""
+    _, base = served
+    loaded = {
+        "model": "served-qwen",
+        "backend": "transformers",
+        "device": "cpu",
+        "dtype": "float32",
+    }
+    loaded |= {
+        "specs": {"layers": 4, "context_length": 4096},
+        "media": {"reads": ["image"], "refused": {}},
+    }
+    page = browser.new_page()
+    page.goto(base)
+    same = page.evaluate(MODEL_TAB, [model_start(), loaded])
+    assert same["rows"]["layers"][0] == "4" and "has served-qwen loaded now" in same["text"]
+    other = page.evaluate(MODEL_TAB, [model_start(), {**loaded, "model": "agent-gemma4"}])
+    assert not other["rows"] and "agent-gemma4 loaded, not served-qwen" in other["text"]
+    vllm = page.evaluate(MODEL_TAB, [model_start(backend="vllm"), loaded])
+    assert not vllm["rows"]  # the same name on another backend is another run's model
+    pi = {**model_start(), "harness": "pi", "family": "", "model": "anthropic/claude-haiku-4-5"}
+    own = page.evaluate(MODEL_TAB, [pi, loaded])
+    assert not own["rows"] and "pi asked one of its own models" in own["text"]
+    page.close()

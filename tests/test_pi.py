@@ -26,6 +26,7 @@ from agentloop.harnesses.pi.menu import PiMenu
 from agentloop.harnesses.pi.rpc import PiProcess
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
+from agentloop.model_backends.facts import model_specs
 from agentloop.tools import TOOLS
 from tests.conftest import agent_client, run_harness
 
@@ -114,6 +115,7 @@ def test_a_question_through_pi_arrives_as_the_books_events_in_order(agent, folde
         "run_end",
     ]
     assert evs[0]["harness"] == "pi" and evs[0]["tools"] == ["run_python"]
+    assert evs[0]["specs"] == model_specs(agent)  # this page's model: its Model tab has its facts
     # Every token of this page's model shows, with its probabilities, as in the built-in harness.
     tokens = only(evs, "token")
     assert tokens and all(0 < t["p"] <= 1 and len(t["top"]) == 5 for t in tokens)
@@ -497,6 +499,7 @@ def test_pis_own_model_unreachable_is_an_error_event(home, folder, monkeypatch):
     )
     harness.run()
     assert got[0]["model"] == "anthropic/claude-haiku-4-5" and got[0]["settings"]["harness"] == "pi"
+    assert "specs" not in got[0]  # pi's own model is its provider's: nothing to tell of it here
     assert only(got, "request") and not only(got, "token")  # nothing ran here
     error = only(got, "error")[0]
     assert "127.0.0.1:9" in error["message"]["en"] and error["message"]["zh"]

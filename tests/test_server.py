@@ -141,6 +141,22 @@ def test_status_describes_the_one_model(client):
     assert specs["context_length"] == 4096 and specs["parameters"] > 1_000_000
 
 
+def test_run_start_carries_what_the_status_says_of_its_model(client):
+    """Issue 47: run_start carries the model's facts from the same function as GET /api/status
+    (model_backends/facts.py), so a recording's Model tab shows what the status showed when it ran."""
+    status = client.status()
+    run_id = client.start_run("Hi", {**SETTINGS, "max_steps": 1}, FORCED["qwen3_5"][1:])
+    start = run_through(client, run_id)[0]
+    assert start["specs"] == status["specs"] and start["model"] == status["model"]
+    assert [start[k] for k in ("backend", "device", "dtype")] == [
+        status[k] for k in ("backend", "device", "dtype")
+    ]
+    assert start["media"] == {k: status["media"][k] for k in ("reads", "refused")}
+    assert start["defaults"] == {
+        k: status["defaults"][k] for k in ("temperature", "top_p", "top_k")
+    }
+
+
 def test_the_token_is_only_in_the_pages(client):
     page = client.get("/").text
     assert f'<meta name="agentloop-token" content="{client.token}">' in page

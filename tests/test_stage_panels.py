@@ -345,7 +345,7 @@ def test_a_missing_recording_is_named_and_the_rest_still_shows(served, page, tin
     paths = replay_paths(html, "specs")
     assert len(paths) == 2
     present, gone = paths
-    from demo_server.menu import model_specs
+    from agentloop.model_backends.facts import model_specs
 
     backend = tiny("qwen3_5")
     current = current_with(backend)

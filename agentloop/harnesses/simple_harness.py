@@ -25,6 +25,7 @@ from agentloop.harnesses.base import Reader
 from agentloop.harnesses.settings import RunSettings, tools_for
 from agentloop.harnesses.step import take_step
 from agentloop.model_backends import Backend
+from agentloop.model_backends.facts import model_facts
 from agentloop.sandbox import data_folder
 from agentloop.tools import Tool, ToolOutput, validate
 
@@ -85,6 +86,7 @@ class SimpleHarness:
             settings=asdict(s),
             tools=list(self.tools),
             question=self.messages[-1]["content"],  # the reader's turn, drawn by a replay too
+            **model_facts(self.llm),  # what the model is, for the run's Model tab
         )
         # [/quote:start]
 

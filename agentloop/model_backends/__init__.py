@@ -6,6 +6,8 @@ token and a final `done` — the same events from every backend: SimpleBackend (
 VLLMBackend (a vLLM server), both a TextSide, so that the text around the model is the same on either.
 
 - `detokenize.py`: token ids back to text, piece by piece, without splitting a character
+- `facts.py`: what a loaded model is, for GET /api/status and run_start: its specs from config.json, what
+  runs it, the media it reads and its recommended sampling
 - `model_folder.py`: where a model's files come from (a folder, or the Hub at a pinned revision) and
   the errors said plainly
 - `media_processor.py`: the checkpoint's processor: media placeholders expanded into their tokens

@@ -1,34 +1,27 @@
 /* attach.js: files for a question (chapter 7). Two pieces, one look:
-   - attachControl(root, status): the loop panel's attach control (drop or pick), with a thumbnail for an
-     image, a waveform for a sound and the frames kept for a video; panel/form.js adds it to a live panel whose
-     root has data-attach="true", calls its update(status) when another model is loaded (what it reads
-     decides the notes), and panel/run-stream.js sends its files with the question and hands it the
-     server's answer.
+   - attachControl(root, status): every live loop panel's attach control (drop or pick), with a thumbnail
+     for an image, a waveform for a sound and the frames kept for a video. It is folded to one line (open
+     where the root has data-attach="true", chapter 7's panels), and that line always says which kinds the
+     loaded model cannot read and why, and when the form's harness takes no attachments (pi: its files
+     are then not sent). panel/form.js adds it to every live form and calls update(status) when another
+     model is loaded and useHarness(name) when the harness switch moves; panel/run-stream.js sends its
+     files with the question and hands it the server's answer.
    - the media panel, <div class="agentloop-media" data-replay="runs/a.json runs/b.json"></div>: drop or pick
      a file and see the placeholder tokens it becomes in each family (POST /api/media/expand, live); with no
      server, the recordings (each beside its spec, which names the sample file it sent) replay.
-   Its words are the string table's attach.* keys (i18n.js), in the reader's language.
-   Leaves out: recording sound or video in the browser, and editing a file before it is sent. */
+   Its words are the string table's attach.* keys (i18n.js), in the reader's language; the kinds' names are
+   model-facts.js's. Leaves out: recording sound or video in the browser, and editing a file before it is
+   sent. */
 
 import { pageToken, postJSON, probeServer } from "./api.js";
 import { el, fmtBytes, fmtInt, markdownDir, onEveryPage } from "./dom.js";
 import { pick, t, tableError } from "./i18n.js";
+import { kindName } from "./model-facts.js";
 
-// A kind of file, as the server names it, and its name in the string table.
-const KINDS = {
-  image: "attach.kind_image",
-  audio: "attach.kind_audio",
-  video: "attach.kind_video",
-  file: "attach.kind_file",
-};
 // The families' own names, as their makers write them (the server names a family by its key).
 const FAMILY_NAMES = { gemma4: "Gemma 4", qwen3_5: "Qwen3.5" };
 const MAX_FILES = 4;
 const FRAMES_SHOWN = 8;
-
-function kindName(kind) {
-  return t(KINDS[kind] || KINDS.file);
-}
 
 // -- what a file looks like: a thumbnail, a waveform, frames ------------------------------------------------
 
@@ -152,41 +145,64 @@ function dropZone(onFiles, multiple) {
     zone.classList.remove("al-att-over");
     onFiles(Array.from((e.dataTransfer && e.dataTransfer.files) || []));
   });
-  return { zone, input };
+  return { zone, input, choose };
 }
 
 // -- the loop panel's attach control ----------------------------------------------------------------------
 
-// What the loaded model reads, from a status: the kinds it reads, why it refuses the others, the size cap.
+// What the loaded model reads, from a status: the kinds it reads, why it refuses the others, the size
+// cap, and the harnesses that take attachments (null: the server does not say, so every one may).
 function mediaOf(status) {
   const info = (status && status.media) || {};
   return {
     reads: Array.isArray(info.reads) ? info.reads : [],
     refused: info.refused && typeof info.refused === "object" ? info.refused : {},
     maxBytes: typeof info.max_bytes === "number" ? info.max_bytes : Infinity,
+    harnesses: Array.isArray(info.harnesses) ? info.harnesses : null,
   };
 }
 
-export function attachControl(root, status) {
-  if (root.dataset.attach !== "true") return null;
-  // Of the model loaded now: update() follows a switch (here or in another tab), so the line above the
-  // drop zone and each kept file's note never speak of a model the page no longer runs.
-  let { reads, refused, maxBytes } = mediaOf(status);
-  const box = el("div", "al-field al-field-wide al-attach");
-  box.append(el("span", null, t("attach.attach")));
-  const cannotLine = el("div", "al-note al-att-cannot");
+// The control's folded line: its name, how many files wait, the kinds the model cannot read and why,
+// and whether the harness takes files at all. It stays in view folded, so a panel about something
+// else still says what a question may carry.
+function foldedLine() {
+  const summary = el("summary", "al-att-summary");
+  const count = el("span", "al-att-count-line");
+  const harness = el("div", "al-note al-att-harness");
+  const cannot = el("div", "al-note al-att-cannot");
+  summary.append(el("span", "al-k", t("attach.attach")), " ", count, harness, cannot);
+  return { summary, count, harness, cannot };
+}
+
+// `previous`: the control this one replaces (a language switch draws the form again), whose files
+// and folding it keeps.
+export function attachControl(root, status, previous) {
+  // Of the model loaded now: update() follows a switch (here or in another tab), so the folded line
+  // and each kept file's note never speak of a model the page no longer runs.
+  let { reads, refused, maxBytes, harnesses } = mediaOf(status);
+  let harnessName = null; // the form's harness (useHarness); null until the form says
+  const taking = () => !harnesses || !harnessName || harnesses.includes(harnessName);
+  const box = el("details", "al-field al-field-wide al-attach");
+  // Chapter 7's panels are about files: open there (a control drawn again stays as the reader left it).
+  box.open = previous ? previous.element.open : root.dataset.attach === "true";
+  const line = foldedLine();
   const kept = el("div", "al-att-list");
   const note = el("div", "al-att-note");
-  let files = [];
-  const drawCannot = () => {
+  let files = previous ? previous.kept() : [];
+  const drawLine = () => {
     const cannot = Object.entries(refused).map(([kind, why]) => `${kindName(kind)}: ${pick(why)}`);
-    cannotLine.hidden = !cannot.length;
-    cannotLine.textContent = cannot.length
+    line.cannot.hidden = !cannot.length;
+    line.cannot.textContent = cannot.length
       ? t("attach.cannot", { plain: t("attach.plain_file"), list: cannot.join("; ") })
       : "";
+    line.harness.hidden = taking();
+    const harness = taking() ? "" : t(`harness.${harnessName}`);
+    line.harness.textContent = harness && t("attach.harness_none", { harness });
+    // none go with a harness that takes none: the count would say otherwise
+    line.count.textContent = files.length && taking() ? t("attach.n_files", { n: files.length }) : "";
+    zone.classList.toggle("al-att-off", !taking());
+    choose.disabled = !taking();
   };
-  box.append(cannotLine);
-  drawCannot();
   const draw = () => {
     kept.replaceChildren();
     for (const file of files) {
@@ -205,8 +221,10 @@ export function attachControl(root, status) {
         item.append(el("div", "al-note", t("attach.plain_file")));
       kept.append(item);
     }
+    drawLine();
   };
-  const { zone } = dropZone((added) => {
+  const { zone, choose } = dropZone((added) => {
+    if (!taking()) return; // the folded line says why: this harness takes no files
     note.textContent = "";
     for (const file of added) {
       if (file.size > maxBytes)
@@ -214,26 +232,38 @@ export function attachControl(root, status) {
       else if (files.length >= MAX_FILES) note.textContent = t("attach.too_many");
       else files.push(file);
     }
+    if (files.length) box.open = true; // the files kept, in view
     draw();
   }, true);
-  box.append(zone, kept, note);
+  box.append(line.summary, zone, kept, note);
+  draw();
   return {
     element: box,
+    // The files waiting to be sent (for the control that replaces this one).
+    kept: () => files,
     // Another model is loaded: what it reads, and the notes that depend on it, redrawn.
     update(next) {
-      ({ reads, refused, maxBytes } = mediaOf(next));
-      drawCannot();
+      ({ reads, refused, maxBytes, harnesses } = mediaOf(next));
       draw();
     },
-    // The request's part: {attachments: [{name, data}]}, or nothing without files.
+    // The form's harness switch moved: a harness that takes no attachments (pi) is said so, and its
+    // questions go without the files (they stay here for a harness that takes them).
+    useHarness(name) {
+      harnessName = name || null;
+      drawLine();
+    },
+    // The request's part: {attachments: [{name, data}]}, or nothing without files or for a harness
+    // that takes none.
     async request() {
-      if (!files.length) return {};
+      if (!files.length || !taking()) return {};
       const attachments = [];
       for (const file of files) attachments.push({ name: file.name, data: await base64Of(file) });
       return { attachments };
     },
-    // The run started: its files, as the server saved them, go beside the question; the control empties.
+    // The run started: its files, as the server saved them, go beside the question; the control empties
+    // (unless none were sent: the harness takes none).
     sent(saved, turn) {
+      if (!taking()) return;
       const mine = files;
       files = [];
       draw();

@@ -270,6 +270,41 @@ export const STRINGS = {
   "model.th_written": { en: "tokens written", "zh-Hant": "寫出的 token 數" },
   "model.th_decode_ms": { en: "decode ms", "zh-Hant": "解碼毫秒" },
   "model.th_tok_s": { en: "tokens/s", "zh-Hant": "token／秒" },
+  // render.js: the Model tab's facts of the model (model-facts.js's rows, agentloop/model_backends/facts.py)
+  "model.source_run": {
+    en: "The model that ran this run, as its {event} tells it:",
+    "zh-Hant": "執行這次的模型，依它的 {event} 所述：",
+  },
+  "model.source_status": {
+    en: "This run's {event} predates the model's facts; the server has {model} loaded now, and these are its:",
+    "zh-Hant": "這次執行的 {event} 早於模型資料的加入；伺服器現在載入的正是 {model}，以下是它的資料：",
+  },
+  "model.facts_missing": {
+    en: "This run's {event} predates the model's facts (it was recorded before they were added), and {model} is not loaded here: chapter 3's first panel shows what {file} says of the book's models.",
+    "zh-Hant": "這次執行的 {event} 早於模型資料的加入（錄製時還沒有這些資料），而這裡沒有載入 {model}：第 3 章的第一個面板列出 {file} 對本書模型的說明。",
+  },
+  "model.facts_other": {
+    en: "This run's {event} predates the model's facts, and the server has {loaded} loaded, not {model}: its facts are not this run's. Chapter 3's first panel shows what {file} says of the book's models.",
+    "zh-Hant": "這次執行的 {event} 早於模型資料的加入，而伺服器載入的是 {loaded}，不是 {model}：它的資料不屬於這次執行。第 3 章的第一個面板列出 {file} 對本書模型的說明。",
+  },
+  "model.facts_pi_own": {
+    en: "pi asked one of its own models, {model}: its provider runs it, so its specs are not known here.",
+    "zh-Hant": "pi 詢問的是它自己的模型 {model}：由它的供應者執行，所以這裡不知道它的規格。",
+  },
+  "model.runs_here": {
+    en: "Run by transformers, in the loop's own process.",
+    "zh-Hant": "由 transformers 在迴圈自己的行程中執行。",
+  },
+  "model.runs_vllm": {
+    en: "Run by a vLLM server, which keeps the weights: no device, precision or parameter count here, and the context length is the server's ({flag}).",
+    "zh-Hant": "由 vLLM 伺服器執行，權重留在伺服器：這裡沒有裝置、精度或參數量，上下文長度是伺服器的（{flag}）。",
+  },
+  "model.reads": { en: "Reads as media: {kinds}", "zh-Hant": "能當作媒體讀取：{kinds}" },
+  "model.reads_none": {
+    en: "Reads no media: any file is kept as a plain file in /data.",
+    "zh-Hant": "不讀任何媒體：檔案都以一般檔案存在 /data。",
+  },
+  "model.refuses": { en: "Does not read {kind}: {why}", "zh-Hant": "不讀{kind}：{why}" },
   "step.run": { en: "Run", "zh-Hant": "執行" },
   "step.n": { en: "Step {n}", "zh-Hant": "第 {n} 步" },
   "phase.prefill": { en: "prefill", "zh-Hant": "預填" },
@@ -536,7 +571,7 @@ export const STRINGS = {
   "spec.model": { en: "model", "zh-Hant": "模型" },
   "spec.family": { en: "family", "zh-Hant": "家族" },
   "spec.architecture": { en: "architecture", "zh-Hant": "架構" },
-  "spec.model_type": { en: "model_type", "zh-Hant": "model_type" },
+  "spec.model_type": { en: "model type", "zh-Hant": "模型類型" },
   "spec.layers": { en: "layers", "zh-Hant": "層數" },
   "spec.layer_type_counts": { en: "layer types", "zh-Hant": "層的種類" },
   "spec.hidden_size": { en: "hidden size", "zh-Hant": "隱藏維度" },
@@ -554,11 +589,9 @@ export const STRINGS = {
   "spec.from": { en: "from", "zh-Hant": "來源" },
   "spec.from_name": { en: "the name it was loaded by", "zh-Hant": "載入時用的名稱" },
   "spec.from_counted": { en: "counted in the loaded model", "zh-Hant": "在已載入的模型中計算" },
-  "spec.from_dtype": { en: "bfloat16 files; float32 on a CPU", "zh-Hant": "檔案為 bfloat16；在 CPU 上用 float32" },
-  "spec.from_generation": {
-    en: "generation_config.json, else the family",
-    "zh-Hant": "generation_config.json，否則用家族的設定",
-  },
+  "spec.from_max_model_len": { en: "the vLLM server's {flag}", "zh-Hant": "vLLM 伺服器的 {flag}" },
+  "spec.from_dtype": { en: "{files} files; {cpu} on a CPU", "zh-Hant": "檔案為 {files}；在 CPU 上用 {cpu}" },
+  "spec.from_generation": { en: "{file}, else the family", "zh-Hant": "{file}，否則用家族的設定" },
   "menu.th_model": { en: "model", "zh-Hant": "模型" },
   "menu.th_kind": { en: "kind", "zh-Hant": "種類" },
   "menu.th_family": { en: "family", "zh-Hant": "家族" },
@@ -594,6 +627,11 @@ export const STRINGS = {
     "zh-Hant": "無法當作媒體附加 ({plain}) — {list}",
   },
   "attach.plain_file": { en: "kept as a plain file in /data", "zh-Hant": "以一般檔案存在 /data" },
+  "attach.n_files": { en: "· {n} to send", "zh-Hant": "· {n} 個待送出" },
+  "attach.harness_none": {
+    en: "{harness} takes no attachments: its questions are sent without files (agentloop's own loop takes them).",
+    "zh-Hant": "{harness} 不收附件：送出的問題不帶檔案（agentloop 自己的迴圈才收）。",
+  },
   "attach.too_big": {
     en: "{name} is larger than the server takes ({max}).",
     "zh-Hant": "{name} 超過伺服器接受的大小 ({max}).",

@@ -21,7 +21,8 @@
      data-try             the chapter's "try this", '{"question": "…", "settings": {…}}'
      data-harness         the harness the live form starts with (chapter 16), its switch kept in view
      data-source-pattern  URL of a source line, with {path} and {line}; the hook adds it
-     data-attach          "true": the live form takes files for the question (attach.js, chapter 7)
+     data-attach          "true": the live form's attach control starts open (chapter 7); every live
+                          form has one, folded to its line elsewhere (attach.js)
      data-backend         what ran the recording, "transformers" (default) or "vllm" (chapter 11): a live
                           panel says when it runs on something else
      data-auto-approve    "true": the live form starts with auto-approve on (a chapter not about the
@@ -69,7 +70,14 @@ class Panel {
     this.note = el("div", "al-note");
     this.view = el("div", "al-view");
     root.append(this.bar, this.controls, this.note, this.view);
-    this.rendererOptions = { show: shownTypes(root), sourcePattern: root.dataset.sourcePattern || null };
+    this.rendererOptions = {
+      show: shownTypes(root),
+      sourcePattern: root.dataset.sourcePattern || null,
+      // For a Model tab whose run_start predates the model's facts: the server's, when it has that
+      // model loaded now on what ran the recording (null on a static page).
+      loadedStatus: () => serverStatus.status,
+      recordedBackend: root.dataset.backend || "transformers",
+    };
     this.renderer = new Renderer(this.view, this.rendererOptions);
     this.replay = new ReplayPlayer(this);
     this.conversation = new Conversation(this);

@@ -3,8 +3,9 @@
    nothing of where the events come from (a recording or the demo server). Leaves out: layout reads
    while drawing, and HTML from event text (everything goes in through textContent). */
 
-import { asText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
+import { asText, codeText, el, fmtNum, fmtP, kv, P_BINS, pClass, showPiece, sourceLink } from "./dom.js";
 import { lang, pick, t, tableError } from "./i18n.js";
+import { fromNodes, kindName, rowsFor, specText } from "./model-facts.js";
 
 // The one shared popover: built once, filled when a token is hovered, focused or clicked.
 
@@ -195,12 +196,79 @@ export function askedTurn(question) {
   return asked;
 }
 
+// The Model tab's facts of a run's model: from its own run_start when that carries them (every run
+// since agentloop/model_backends/facts.py's model_facts went into it); else from the server's status
+// when the server has that model loaded now, on what ran the run (a recording made before); else
+// none, and the tab says why. Never another model's facts as this run's.
+function factsOf(ev, options) {
+  if (ev.specs && typeof ev.specs === "object") return { facts: ev, source: "run" };
+  if (ev.harness === "pi" && !ev.family) return { facts: null, why: "pi_own" }; // pi's own model
+  const status = options.loadedStatus ? options.loadedStatus() : null;
+  const ran = ev.backend || options.recordedBackend || "transformers";
+  const loaded = status && status.model;
+  if (loaded && loaded === ev.model && status.specs && (status.backend || "transformers") === ran)
+    return { facts: status, source: "status" };
+  return { facts: null, why: loaded ? "other" : "missing", loaded };
+}
+
+// The rows of chapter 3's table (model-facts.js) that the line above the table does not already
+// name, each with its value (data, as .al-v) and where it comes from; on vLLM, only those the server
+// tells.
+function specsTable(facts) {
+  const table = el("table", "al-spec-table");
+  for (const row of rowsFor(facts.backend)) {
+    if (row.key === "model" || row.key === "family") continue;
+    const tr = el("tr");
+    tr.dataset.key = row.key;
+    const value = el("td");
+    value.append(el("span", "al-v", specText(row.get(facts))));
+    const from = el("td", "al-from");
+    from.append(...fromNodes(row));
+    tr.append(el("th", null, t(`spec.${row.key}`)), value, from);
+    table.append(tr);
+  }
+  return table;
+}
+
+// What the model reads of a question's files, and why not each other kind ({en, zh}, the server's).
+function mediaLines(media) {
+  const box = el("div", "al-model-media");
+  const reads = media && Array.isArray(media.reads) ? media.reads : [];
+  const refused = media && media.refused && typeof media.refused === "object" ? media.refused : {};
+  const kinds = reads.map(kindName).join(", ");
+  box.append(el("div", "al-model-reads", kinds ? t("model.reads", { kinds }) : t("model.reads_none")));
+  for (const [kind, why] of Object.entries(refused)) {
+    const words = t("model.refuses", { kind: kindName(kind), why: pick(why) });
+    const line = el("div", "al-model-refused", words);
+    line.dataset.kind = kind;
+    box.append(line);
+  }
+  return box;
+}
+
+// The top of the Model tab: where the facts come from, what runs the model, its specs, its media.
+function modelFactsView(ev, options) {
+  const { facts, source, why, loaded } = factsOf(ev, options);
+  // The names in the sentences (the event, a file, the models) are drawn as code.
+  const codes = { event: "run_start", file: "config.json", model: ev.model, loaded, flag: "--max-model-len" };
+  const say = (cls, key) => {
+    const line = el("div", cls);
+    line.append(...codeText(t(key), codes));
+    return line;
+  };
+  if (!facts) return [say("al-model-nofacts", `model.facts_${why}`)];
+  const runs = say("al-model-runs", facts.backend === "vllm" ? "model.runs_vllm" : "model.runs_here");
+  return [say("al-model-source", `model.source_${source}`), runs, specsTable(facts), mediaLines(facts.media)];
+}
+
 // The seed's two tabs beside the step cards, from the events the run already sends: Model (what
-// ran and, per step, its prefill and decode) and Context (the prompt as the model last read it, the
-// part its step added marked, and the tokens it used of the model's limit). Left out: per-role
-// token counts (the context event counts messages per role, not tokens) and attachment kinds.
+// ran: the model's facts and, per step, its prefill and decode) and Context (the prompt as the model
+// last read it, the part its step added marked, and the tokens it used of the model's limit).
+// `options`: the renderer's (loadedStatus and recordedBackend, for a run whose start predates the
+// model's facts). Left out: the run's attachments themselves (the reader's turn shows them).
 class RunTabs {
-  constructor() {
+  constructor(options) {
+    this.options = options || {};
     this.bar = el("div", "al-tabs");
     this.bar.setAttribute("role", "tablist");
     this.buttons = {};
@@ -217,13 +285,14 @@ class RunTabs {
       this.panes[key].setAttribute("role", "tabpanel");
     }
     this.modelFacts = el("div", "al-run");
+    this.modelSpecs = el("div", "al-model-about");
     this.table = el("table", "al-step-table");
     const head = el("tr");
     for (const h of ["step", "prefill_tokens", "prefill_ms", "written", "decode_ms", "tok_s"])
       head.append(el("th", null, t(`model.th_${h}`)));
     this.table.append(head);
     this.rows = new Map();
-    this.panes.model.append(this.modelFacts, this.table);
+    this.panes.model.append(this.modelFacts, this.modelSpecs, this.table);
     this.panes.context.append(el("div", "al-note", t("ctx.appears")));
     this.select("steps");
   }
@@ -253,6 +322,7 @@ class RunTabs {
       kv(this.modelFacts, t("k.model"), ev.model);
       kv(this.modelFacts, t("k.family"), ev.family);
       kv(this.modelFacts, t("k.harness"), ev.harness);
+      this.modelSpecs.replaceChildren(...modelFactsView(ev, this.options));
     } else if (ev.type === "prefill") {
       const cells = this.row(ev.step);
       cells[1].textContent = fmtNum(ev.n_tokens);
@@ -290,6 +360,7 @@ class RunTabs {
 export class Renderer {
   constructor(root, options) {
     const o = options || {};
+    this.options = o;
     this.root = root;
     this.show = o.show && o.show.size ? o.show : null;
     this.sourcePattern = o.sourcePattern || null;
@@ -313,7 +384,7 @@ export class Renderer {
     this.header = el("div", "al-header");
     this.stepsBox = el("div", "al-steps");
     this.endBox = el("div", "al-end");
-    this.tabs = new RunTabs();
+    this.tabs = new RunTabs(this.options);
     this.tabs.panes.steps.append(this.stepsBox);
     const { steps, model, context } = this.tabs.panes;
     this.root.append(this.askedBox, this.header, this.tabs.bar, steps, model, context, this.endBox);

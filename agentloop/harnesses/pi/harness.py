@@ -42,6 +42,7 @@ from agentloop.harnesses.pi.command import (
 from agentloop.harnesses.pi.rpc import PiFailed, PiProcess
 from agentloop.harnesses.settings import RunSettings, tools_for
 from agentloop.model_backends import Backend
+from agentloop.model_backends.facts import model_facts
 from agentloop.sandbox import data_folder
 
 REQUEST_MARK = "agentloop:request "  # the extension's notify that carries a provider request
@@ -113,6 +114,8 @@ class PiHarness:
             settings=asdict(s),
             tools=list(self.tools),
             question=self.messages[-1]["content"],
+            # This page's model's facts; pi's own model is its provider's, with none to tell.
+            **(model_facts(self.llm) if self.llm else {}),
         )
         agent_dir = Path(tempfile.mkdtemp(prefix="agentloop-pi-agent-"))  # never the user's ~/.pi
         try:

@@ -1,7 +1,8 @@
-/* panel/form.js: a live panel's form. The question box with the model's examples and the chapter's
-   "try this"; the settings folded to one line (opening to every field, the harness switch, the
-   tools checklist and, in chapter 7, the attach control); the pace, in view beside Run; Run, Stop,
-   New conversation, and while a step-by-step run waits, Next and what it does. It starts
+/* panel/form.js: a live panel's form. The question box with the model's examples, the attach
+   control (folded to its line but in chapter 7) and the chapter's "try this"; the settings folded to
+   one line (opening to every field, the harness switch and the tools checklist); the pace, in view
+   beside Run; Run, Stop, New conversation, and while a step-by-step run waits, Next and what it
+   does. It starts
    from the recording's settings, the server's defaults and what the reader last ran on this page;
    a field the reader set stays theirs (a load or the recording arriving late fills only the others).
    It hands a submitted question and its settings to the run stream.
@@ -208,8 +209,9 @@ export class LiveForm {
     this.examplesBox = el("div", "al-examples");
     form.append(this.examplesBox);
     this.drawExamples(status);
-    this.attach = attachControl(root, status); // files for the question, where data-attach="true"
-    if (this.attach) form.append(this.attach.element);
+    // Files for the question, in every live panel; a language switch keeps those picked.
+    this.attach = attachControl(root, status, previous && previous.attach);
+    form.append(this.attach.element);
     const tryThis = this.tryControl();
     if (tryThis) form.append(tryThis);
     // The fields the reader set (typed, ticked, "try this", or ran with on this page before): a
@@ -244,6 +246,10 @@ export class LiveForm {
     const harness = harnessControls(root, defaults, status.harnesses);
     // Chapter 16's panels (data-harness) are about the harness: its switch stays in view.
     (root.dataset.harness ? form : foldedBody).append(harness.box);
+    // The attach control says when the harness picked takes no files (pi), and then sends none.
+    const harnessPicked = () => this.attach.useHarness(harness.values().harness);
+    harness.box.addEventListener("change", harnessPicked);
+    harnessPicked();
     const offered = Array.isArray(status.tools) ? status.tools : [];
     const tools = toolsChecklist(
       offered,
@@ -466,7 +472,7 @@ export class LiveForm {
     this.suggest({ ...(status.defaults || {}), ...(this.panel.recorded || {}) });
     this.offerSwitches(status);
     this.drawExamples(status);
-    if (this.attach) this.attach.update(status);
+    this.attach.update(status);
   }
 
   // Beside the question box: what the model is (its folder's examples.json note, e.g. that the

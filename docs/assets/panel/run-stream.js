@@ -43,7 +43,7 @@ export class RunStream {
     let started;
     try {
       const follow = panel.conversation.request();
-      const files = form.attach ? await form.attach.request() : {};
+      const files = await form.attach.request();
       started = await postJSON("start_run", null, { question, settings, ...follow, ...files });
     } catch (err) {
       // An expired or unknown conversation (410, 404): the server says so; the next question starts anew.
@@ -54,7 +54,7 @@ export class RunStream {
     }
     if (panel.destroyed) return;
     this.runId = started.run_id;
-    if (form.attach) form.attach.sent(started.attachments, element);
+    form.attach.sent(started.attachments, element);
     panel.conversation.continueAs(started.conversation_id);
     form.stoppable(true);
     this.follow(show, form);

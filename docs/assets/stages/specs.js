@@ -1,57 +1,15 @@
 /* stages/specs.js: chapter 3's model facts, what config.json says about a model as GET status
-   reports it (demo_server's model_specs): one row a fact, one column a model (the loaded one, live,
-   then the recorded ones), and where each fact comes from. The reader picks nothing here; the
-   columns are kept, so a language switch draws the table again from them, asking nothing again.
-   Leaves out: the other stages, and reading config.json itself (the server does). */
+   reports it (agentloop/model_backends/facts.py): one row a fact (model-facts.js's SPEC_ROWS, which
+   each run's Model tab reads too), one column a model (the loaded one, live, then the recorded
+   ones), and where each fact comes from. The reader picks nothing here; the columns are kept, so a
+   language switch draws the table again from them, asking nothing again. Leaves out: the other
+   stages, and reading config.json itself (the server does). */
 
 import { getJSON } from "../api.js";
-import { el, fmtInt } from "../dom.js";
+import { el } from "../dom.js";
 import { t } from "../i18n.js";
+import { fromNodes, SPEC_ROWS, specText } from "../model-facts.js";
 import { Stage } from "./stage.js";
-
-// Each row: its key (its label is the string table's spec.<key>), how to read it from a status,
-// and where it comes from (a file's field, or a spec.from_* sentence).
-const SPEC_ROWS = [
-  ["model", (s) => s.model, "spec.from_name"],
-  ["family", (s) => s.family, "config.json model_type → model_families"],
-  ["architecture", (s) => s.specs && s.specs.architecture, "config.json architectures"],
-  ["model_type", (s) => s.specs && s.specs.model_type, "config.json model_type"],
-  ["layers", (s) => s.specs && s.specs.layers, "text_config.num_hidden_layers"],
-  [
-    "layer_type_counts",
-    (s) =>
-      s.specs &&
-      s.specs.layer_type_counts &&
-      Object.entries(s.specs.layer_type_counts)
-        .map(([k, v]) => `${v} × ${k}`)
-        .join(", "),
-    "text_config.layer_types",
-  ],
-  ["hidden_size", (s) => s.specs && s.specs.hidden_size, "text_config.hidden_size"],
-  ["heads", (s) => s.specs && s.specs.heads, "text_config.num_attention_heads"],
-  ["kv_heads", (s) => s.specs && s.specs.kv_heads, "text_config.num_key_value_heads"],
-  ["head_dim", (s) => s.specs && s.specs.head_dim, "text_config.head_dim"],
-  ["vocabulary", (s) => s.specs && s.specs.vocabulary, "text_config.vocab_size"],
-  [
-    "context_length",
-    (s) => s.specs && s.specs.context_length,
-    "text_config.max_position_embeddings",
-  ],
-  ["parameters", (s) => s.specs && s.specs.parameters, "spec.from_counted"],
-  ["dtype", (s) => s.dtype, "spec.from_dtype"],
-  ["device", (s) => s.device, "pick_device()"],
-  ["temperature", (s) => s.defaults && s.defaults.temperature, "spec.from_generation"],
-  ["top_p", (s) => s.defaults && s.defaults.top_p, "spec.from_generation"],
-  ["top_k", (s) => s.defaults && s.defaults.top_k, "spec.from_generation"],
-];
-
-function cell(v) {
-  return el(
-    "td",
-    null,
-    v === undefined || v === null ? "—" : typeof v === "number" ? fmtInt(v) : String(v),
-  );
-}
 
 export class SpecsStage extends Stage {
   async start(found) {
@@ -89,12 +47,14 @@ function specsTable(columns) {
   const thead = el("thead");
   thead.append(head);
   const tbody = el("tbody");
-  for (const [key, get, from] of SPEC_ROWS) {
+  for (const row of SPEC_ROWS) {
     const tr = el("tr");
-    tr.dataset.key = key;
-    tr.append(el("th", null, t(`spec.${key}`)));
-    for (const c of columns) tr.append(cell(get(c.status || {})));
-    tr.append(el("td", "als-from", from.startsWith("spec.") ? t(from) : from));
+    tr.dataset.key = row.key;
+    tr.append(el("th", null, t(`spec.${row.key}`)));
+    for (const c of columns) tr.append(el("td", null, specText(row.get(c.status || {}))));
+    const from = el("td", "als-from");
+    from.append(...fromNodes(row));
+    tr.append(from);
     tbody.append(tr);
   }
   table.append(thead, tbody);
