@@ -7,6 +7,7 @@ that fails or answers an error, and nothing in a panel wider than its column."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import chapter_url, demo_server
 from tests.test_live_book_browser import CUT_OFF
@@ -78,6 +79,20 @@ def test_a_reader_walks_the_chapter_live(server, browser, number):
         ".al-permission"
     ).count():  # a run that called a tool (the no-tools tab does not)
         assert panel.locator(".al-permission.al-denied").count() >= 1
+
+    # Step by step, a Stop pressed while the run waits for Next ends it (Next itself after the prefill).
+    panel.locator(".al-form .al-pace input[value=step]").check()
+    panel.locator("textarea.al-question").fill("What is 17 * 23?")
+    panel.locator("button.al-run").click()
+    panel.locator("button.al-next").wait_for(timeout=60000)
+    note = panel.locator(".al-pace-next")
+    before = note.inner_text()  # "Next: prefill", in Chinese
+    panel.locator("button.al-next").click()
+    expect(note).not_to_have_text(before, timeout=60000)  # waiting before the first token now
+    panel.locator("button.al-stop").click()
+    end = panel.locator(".al-turn").last.locator(".al-run-end")
+    end.wait_for(timeout=60000)
+    assert "user_stopped" in end.inner_text()
 
     found = page.evaluate(CUT_OFF)
     assert not found, "\n".join(found)
