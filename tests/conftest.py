@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from agentloop.model_families import FAMILIES
 from agentloop.paths import MODELS_DIR
 from agentloop.sandbox import cleanup, data_folder
 
@@ -219,6 +221,32 @@ def chapter_url(base: str, number: str) -> str:
     """The URL of chapter `number` ("08") on a server or static host at `base`."""
     chapters = Path(__file__).resolve().parent.parent / "docs" / "chapters"
     return f"{base}/chapters/{next(chapters.glob(f'{number}-*.md')).stem}/"
+
+
+def force_answers(page, *answers: str, sent: list | None = None) -> None:
+    """Each run the page starts writes the next of `answers` as its one step (the server's testing aid,
+    allow_forced; on the embedded default model, a Qwen3.5); `sent` collects each request's settings."""
+    left = list(answers)
+
+    def force(route):
+        body = json.loads(route.request.post_data)
+        if sent is not None:
+            sent.append(body["settings"])
+        route.continue_(
+            post_data=json.dumps(
+                {**body, "forced": [left.pop(0) + FAMILIES["qwen3_5"].stop_pieces[0]]}
+            )
+        )
+
+    page.route("**/api/runs", force)
+
+
+def live_panel(page, url: str, index: int = 0):
+    """The `index`-th loop panel of the page at `url`, once its live form is drawn."""
+    page.goto(url)
+    panel = page.locator(".agentloop-panel").nth(index)
+    panel.locator("button.al-run").wait_for(timeout=30000)
+    return panel
 
 
 @contextlib.contextmanager

@@ -7,15 +7,18 @@ attached in chapter 8 reaches the model; chapter 16's pi panel says pi takes non
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from agentloop import events
 from demo_server.client import Client
 from tests import media_files
-from tests.conftest import chapter_url, demo_server, static_site
-from tests.test_panel_live_round3_browser import force_answers, live_panel
+from tests.conftest import chapter_url, demo_server, force_answers, live_panel, static_site
 
+# run_start's facts of the model (events.py's optional fields, all but the question).
+FACTS = [name for name in events.OPTIONAL["run_start"] if name != "question"]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
@@ -92,22 +95,9 @@ def test_a_live_runs_model_tab_shows_its_specs_and_what_it_refuses(server, statu
     page.close()
 
 
-def test_a_recording_without_the_facts_takes_the_servers_only_for_its_own_model(
-    server, status, site, browser
-):
-    """Chapter 8's recording predates run_start's facts. Live, with its model loaded, its Model tab shows the
-    server's and says whose they are; on a static page it says they were not recorded and where to see a
-    model's specs, and never shows another model's as the run's."""
-    page = browser.new_page(viewport={"width": 1280, "height": 2000})
-    panel = live_panel(page, chapter_url(server.url, "08"))
-    panel.locator("button.al-live-tab[data-tab=recorded]").click()
-    recorded = panel.locator(".al-recorded")
-    recorded.locator("button.al-all").click()
-    recorded.locator(".al-tab[data-tab=model]").click()
-    tab = recorded.locator(".al-pane-model")
-    assert status["model"] in tab.locator(".al-model-source").inner_text()
-    assert spec_cell(tab, "layers") == f"{status['specs']['layers']:,}"
-    page.close()
+def test_a_replay_shows_the_facts_its_run_start_recorded(site, browser):
+    """On the static book (no server), chapter 8's recording shows the model that ran it, as recorded."""
+    recorded = json.loads((site / "chapters/runs/ch08.jsonl").read_text().splitlines()[0])
     with static_site(site) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
         page.goto(chapter_url(base, "08"))
@@ -115,9 +105,47 @@ def test_a_recording_without_the_facts_takes_the_servers_only_for_its_own_model(
         panel.locator("button.al-all").click()
         panel.locator(".al-tab[data-tab=model]").click()
         tab = panel.locator(".al-pane-model")
-        assert "chapter 3" in tab.locator(".al-model-nofacts").inner_text()
-        assert tab.locator(".al-spec-table").count() == 0
+        assert "run_start" in tab.locator(".al-model-source").inner_text()
+        assert spec_cell(tab, "layers") == f"{recorded['specs']['layers']:,}"
         page.close()
+
+
+def test_a_recording_without_the_facts_takes_the_servers_only_for_its_own_model(
+    server, status, site, browser
+):
+    """A recording made before run_start carried the model's facts (chapter 8's, with them taken out here). Live,
+    with its model loaded, its Model tab shows the server's and says whose they are; on a static page it says
+    they were not recorded and where to see a model's specs, and never shows another model's as the run's."""
+    path = site / "chapters/runs/ch08.jsonl"
+    kept = path.read_text()
+    lines = kept.splitlines()
+    start = json.loads(lines[0])
+    for name in FACTS:
+        start.pop(name, None)
+    path.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 2000})
+        panel = live_panel(page, chapter_url(server.url, "08"))
+        panel.locator("button.al-live-tab[data-tab=recorded]").click()
+        recorded = panel.locator(".al-recorded")
+        recorded.locator("button.al-all").click()
+        recorded.locator(".al-tab[data-tab=model]").click()
+        tab = recorded.locator(".al-pane-model")
+        assert status["model"] in tab.locator(".al-model-source").inner_text()
+        assert spec_cell(tab, "layers") == f"{status['specs']['layers']:,}"
+        page.close()
+        with static_site(site) as base:
+            page = browser.new_page(viewport={"width": 1280, "height": 2000})
+            page.goto(chapter_url(base, "08"))
+            panel = page.locator(".agentloop-panel").first
+            panel.locator("button.al-all").click()
+            panel.locator(".al-tab[data-tab=model]").click()
+            tab = panel.locator(".al-pane-model")
+            assert "chapter 3" in tab.locator(".al-model-nofacts").inner_text()
+            assert tab.locator(".al-spec-table").count() == 0
+            page.close()
+    finally:
+        path.write_text(kept)
 
 
 def test_every_live_panel_has_the_attach_control_and_its_line(server, status, browser):

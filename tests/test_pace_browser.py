@@ -8,15 +8,11 @@ chapter 14's "press Stop while the model writes" could not be done."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from agentloop.harnesses.settings import SLOW_S
-from agentloop.model_families import FAMILIES
-from tests.conftest import chapter_url, demo_server, static_site
+from tests.conftest import chapter_url, demo_server, force_answers, live_panel, static_site
 
-QWEN = FAMILIES["qwen3_5"]  # the embedded default model's family
 LONG = " ".join(
     ["counting"] * 40
 )  # a forced answer of some 40 tokens: Stop lands long before its end
@@ -27,29 +23,6 @@ VIEW = {"width": 1280, "height": 2000}
 def server(site):
     with demo_server(site, wait_s=300, model=None, device="cpu", allow_forced=True) as srv:
         yield srv
-
-
-def force_answers(page, *answers: str, sent: list | None = None) -> None:
-    """Each run the page starts writes the next of `answers` as its one step (the server's testing aid,
-    allow_forced); `sent` collects each request's settings."""
-    left = list(answers)
-
-    def force(route):
-        body = json.loads(route.request.post_data)
-        if sent is not None:
-            sent.append(body["settings"])
-        route.continue_(
-            post_data=json.dumps({**body, "forced": [left.pop(0) + QWEN.stop_pieces[0]]})
-        )
-
-    page.route("**/api/runs", force)
-
-
-def live_panel(page, url: str, index: int = 0):
-    page.goto(url)
-    panel = page.locator(".agentloop-panel").nth(index)
-    panel.locator("button.al-run").wait_for(timeout=30000)
-    return panel
 
 
 def tokens(scope):
