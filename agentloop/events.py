@@ -100,6 +100,8 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
     "model_end": ("usage",),
     "tool_call": ("error",),
     "error": ("step", "detail"),
+    # what: what a load is doing meanwhile, {en, zh} (a vLLM server starting: compose up, waiting for it).
+    "loading": ("what",),
 }
 
 # Fields any event may carry: the ms since its run started (a replay waits what the run waited) and the

@@ -30,6 +30,7 @@ from agentloop.model_backends.vllm.backend import VLLMBackend, spec_decode_count
 from agentloop.model_backends.vllm.client import COMPLETIONS, GENERATE, ServerError, connect
 from agentloop.model_backends.vllm.local import LocalServer
 from agentloop.model_backends.vllm.menu import model_menu, served_models
+from agentloop.model_backends.vllm.probe import probe
 from agentloop.model_families import Sampling
 from agentloop.paths import MODELS_DIR
 from demo_server.app import create_app
@@ -76,7 +77,7 @@ class Demo:
         r = self.client.post("/api/models/load", {"model": model, "backend": backend})
         assert r.status_code == 202, r.text
         status = self.client.wait_ready(900)
-        if status["model"] != model or status["backend"] != backend:
+        if status["model"] != model or backend not in (status["backend"], status["way"]):
             pytest.fail(f"loading {model} on {backend} failed: {status['error']}")
         return status
 
@@ -158,13 +159,27 @@ class TestQwenWithScaleOut:
     def llm(cls, demo, server):
         return demo.current.backend
 
-    def test_load_reads_the_files_here_and_the_limit_there(self, llm):
-        # The limit is the server's --max-model-len, not config.json's.
-        assert llm.family.key == "qwen3_5" and llm.context_length == 2048
+    def test_load_reads_the_files_here_and_the_limit_there(self, llm, server):
+        # The limit is the server's --max-model-len: the page started it with the model's own (4,096 for
+        # the trained toy), not a fixed 2,048.
+        assert "--max-model-len" in server.command
+        assert server.command[server.command.index("--max-model-len") + 1] == "4096"
+        assert llm.family.key == "qwen3_5" and llm.context_length == 4096
         assert llm.eos_ids and llm.model_id == "agent-qwen3_5"  # served under the menu's name
 
-    def test_probe_finds_generate_and_no_media_on_a_language_only_server(self, llm):
-        assert llm.probe == {"generate": True, "why": None, "media": []}
+    def test_a_page_started_server_reads_media(self, llm, server):
+        # Not --language-model-only: the reader's images and videos reach the model (chapter 7).
+        assert "--language-model-only" not in server.command
+        assert llm.probe["generate"] is True and llm.probe["why"] is None
+        assert {"image", "video"} <= set(llm.probe["media"])
+
+    def test_probe_falls_back_to_completions_on_any_other_refusal(self, llm):
+        # Token ids past the vocabulary: the real server answers 400, neither 403 nor 404. The load goes
+        # on over /v1/completions, saying the server's own words, rather than fail.
+        found = probe(llm.url, llm.model_id, ids=(10**9,) * 4)
+        assert found["generate"] is False
+        assert "(400)" in found["why"]["en"] and "/v1/completions" in found["why"]["en"]
+        assert "(400)" in found["why"]["zh"]
 
     @pytest.mark.parametrize("endpoint", [GENERATE, COMPLETIONS])
     def test_greedy_tokens_equal_transformers_in_bf16(self, server, endpoint):
@@ -216,7 +231,7 @@ class TestQwenWithScaleOut:
         encoded = llm.encode("hello " * (llm.context_length + 10))
         with pytest.raises(ServerError) as raised:
             list(llm.generate(encoded, GREEDY, lambda: False))
-        assert "at most 2048" in raised.value.en and "2048" in raised.value.zh
+        assert "at most 4096" in raised.value.en and "4096" in raised.value.zh
 
     def test_stop_closes_the_stream_within_one_token(self, llm):
         encoded = llm.encode(llm.render(PROMPTS[0], None, thinking=False))

@@ -50,7 +50,7 @@ def test_compose_file_resolves_with_the_pinned_image_models_read_only_and_the_re
     monkeypatch.setitem(
         model_families.REVISIONS, "Qwen/Qwen3.5-0.8B", "2fc06364715b967f1860aea9cf38778875588b17"
     )
-    env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", port=8123)
+    env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", port=8123, max_model_len=32768)
     text = config(env, mtp=False)
     assert "image: vllm/vllm-openai:v0.32.0" in text
     assert f"{cache.resolve()}:/models:ro" in text
@@ -114,7 +114,10 @@ def test_start_downloads_first_then_composes_up_and_waits(fake_hub, cache):
         )
     )
     server.httpd.shutdown()
-    assert [e["type"] for e in evs] == ["family", "loading", "ready"]
+    kinds = [e["type"] for e in evs]
+    assert kinds[0] == "family" and kinds[-1] == "ready" and set(kinds[1:-1]) == {"loading"}
+    # Each step of the start said, in both languages, for the panel's progress line.
+    assert all(e["what"]["en"] and e["what"]["zh"] for e in evs[1:-1])
     assert evs[0]["family"] == "qwen3_5" and server.asked == 3
     # The weights were in models/ before compose ran: the container cannot download.
     assert list(cache.glob("models--*/snapshots/*/model.safetensors"))

