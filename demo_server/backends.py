@@ -190,8 +190,11 @@ class Backends:
                 )
             )
         else:
-            # With MTP where the platform drafts (a GPU) and the model has a drafter or an MTP layer.
-            self.container_mtp = docker.gpu_present() and docker.has_mtp(ref)
+            # With MTP where the platform drafts (a GPU) and the model has a drafter or an MTP layer;
+            # switching models in Docker leaves MTP as the last container ran it.
+            was_docker = self.way == "vllm-docker"
+            wanted = self.container_mtp if was_docker else docker.gpu_present()
+            self.container_mtp = wanted and docker.has_mtp(ref)
             for ev in docker.start(ref, self.docker_port, mtp=self.container_mtp):
                 if ev["type"] == "loading":
                     say(ev)

