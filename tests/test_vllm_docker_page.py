@@ -138,6 +138,16 @@ def test_load_again_follows_the_container_rather_than_start_a_second(docker, dem
     assert any("following it" in e.get("what", {}).get("en", "") for e in evs)
 
 
+def test_mtp_follows_the_container_and_a_run_cannot_ask_for_it(demo):
+    # No GPU here and no MTP layer in the toy: the container runs without speculative decoding, and the
+    # switch shows that rather than offer a setting the server would ignore.
+    status = demo.client.status()
+    assert status["mtp"] is False and status["mtp_server"]["on"] is False
+    assert status["mtp_server"]["says"]["en"] and status["mtp_server"]["says"]["zh"]
+    r = demo.client.post("/api/runs", {"question": "Hi", "settings": {"mtp": True}})
+    assert r.status_code == 400 and "server's" in r.json()["message"]["en"]
+
+
 def test_a_way_this_machine_does_not_offer_is_refused_in_both_languages(demo, monkeypatch):
     monkeypatch.setitem(demo.current.backends.offered_ways(), "vllm-local", False)
     r = demo.client.post("/api/models/load", {"model": MODEL, "backend": "vllm-local"})
