@@ -91,6 +91,7 @@ class Backends:
         )
         self.container: str | None = None  # the model of the Docker container the page uses
         self.container_mtp = False  # whether it was started with speculative decoding
+        self.container_ours = False  # started by this demo server (not followed): it ends with it
         self.docker_port = int(os.environ.get("VLLM_DOCKER_PORT", "8100"))
         self._offered: dict[str, bool] | None = None
 
@@ -182,6 +183,7 @@ class Backends:
 
         if self.container_serves(model):
             self.container_mtp = docker.running() == "vllm-mtp"  # MTP follows the server
+            self.container_ours = self.container_ours and self.container == model
             say(
                 docker.saying(
                     model,
@@ -195,6 +197,7 @@ class Backends:
             was_docker = self.way == "vllm-docker"
             wanted = self.container_mtp if was_docker else docker.gpu_present()
             self.container_mtp = wanted and docker.has_mtp(ref)
+            self.container_ours = True
             for ev in docker.start(ref, self.docker_port, mtp=self.container_mtp):
                 if ev["type"] == "loading":
                     say(ev)
@@ -233,6 +236,13 @@ class Backends:
 
             self.container = None
             docker.stop()
+
+    def stop_on_exit(self) -> None:
+        """When the demo server ends: the vLLM it started goes with it; a container it only followed
+        (`agentloop vllm up`'s) stays for whoever started it."""
+        if self.container is not None and not self.container_ours:
+            self.container = None
+        self.stop_started()
 
     def running_container(self) -> str | None:
         """The model a container of this project serves now, for a demo server that starts while one

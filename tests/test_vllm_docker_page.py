@@ -17,8 +17,9 @@ import sys
 import pytest
 
 from agentloop.paths import ROOT
-from demo_server.client import free_port
+from demo_server.client import Client, free_port
 from tests import stand_in_docker
+from tests.conftest import demo_server
 from tests.test_vllm_backend import Demo
 
 MODEL = "agent-qwen3_5"
@@ -108,6 +109,19 @@ def test_a_demo_server_started_while_the_container_runs_follows_it(docker, demo)
     assert ways["vllm-docker"]["says"]["zh"]
 
 
+def test_a_demo_server_that_only_followed_leaves_the_container_when_it_ends(docker, demo, tmp_path):
+    # A second demo server follows the container too; when it ends, the container stays for whoever
+    # started it (here the command line), and the first demo server still uses it.
+    state, _ = docker
+    before = actions(state)
+    (tmp_path / "site").mkdir()
+    with demo_server(tmp_path / "site", wait_s=300) as other:
+        assert Client(other.url).status()["way"] == "vllm-docker"
+        other.app.state.current.backends.stop_on_exit()
+    assert "down" not in actions(state)[len(before) :] and stand_in_docker.running(state) == "vllm"
+    assert demo.client.status()["way"] == "vllm-docker"
+
+
 def test_picking_transformers_stops_the_container_before_the_model_loads(docker, demo):
     state, _ = docker
     status = demo.load(MODEL, "transformers")
@@ -120,6 +134,8 @@ def test_picking_vllm_in_docker_starts_it_with_progress_on_the_load_stream(docke
     status = demo.load(MODEL, "vllm-docker")
     assert (status["way"], status["where"]) == ("vllm-docker", f"http://127.0.0.1:{port}")
     assert actions(state).count("up vllm") == 2
+    # Started by this demo server: it ends with it (server.py calls stop_on_exit).
+    assert demo.current.backends.container_ours
     evs = list(demo.client.events("/api/models/load/events"))
     said = [e["what"]["en"] for e in evs if e["type"] == "loading" and "what" in e]
     assert said and said[0].startswith("Starting vLLM in Docker")
