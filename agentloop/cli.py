@@ -99,6 +99,33 @@ def _vllm_serve(args) -> int:
     return serve_forever(args.model, args.port)
 
 
+def _vllm_up(args) -> int:
+    """`agentloop vllm up MODEL`: vLLM in Docker for MODEL (its start's progress printed), or the
+    container already up for it followed; the demo server started afterwards follows it too."""
+    from agentloop import paths
+    from agentloop.model_backends.vllm import docker
+
+    ref, _ = paths.model_ref(args.model, folders=True)
+    served = docker.in_container(ref)[1]
+    if docker.running() is not None and docker.serving(args.port) == served:
+        print(f"vLLM in Docker already serves {served} at http://127.0.0.1:{args.port}", flush=True)
+        return 0
+    docker.stop()  # one container of this project: another model's goes first
+    for ev in docker.start(ref, args.port, mtp=args.mtp):
+        if ev["type"] == "loading":
+            print(ev["what"]["en"], flush=True)
+    print(f"vLLM in Docker serves {served} at http://127.0.0.1:{args.port}", flush=True)
+    return 0
+
+
+def _vllm_down(args) -> int:
+    from agentloop.model_backends.vllm import docker
+
+    docker.stop()
+    print("vLLM in Docker stopped (models/ and the compile cache stay)", flush=True)
+    return 0
+
+
 def _serve(args) -> int:
     from demo_server.server import serve
 
@@ -264,6 +291,16 @@ def parser() -> argparse.ArgumentParser:
     vs.add_argument("model", help="a model id or folder (e.g. models/agent-qwen3_5)")
     vs.add_argument("--port", type=int, default=8100)
     vs.set_defaults(func=_vllm_serve)
+    vu = vllm.add_parser(
+        "up",
+        help="start vLLM in Docker (compose/compose.yaml) for a model, fetched into models/ first",
+    )
+    vu.add_argument("model", help="a model of the menu (agent-qwen3_5) or a Hugging Face id")
+    vu.add_argument("--port", type=int, default=8100)
+    vu.add_argument("--mtp", action="store_true", help="with speculative decoding (a GPU's vLLM)")
+    vu.set_defaults(func=_vllm_up)
+    vd = vllm.add_parser("down", help="stop vLLM in Docker (models/ and the compile cache stay)")
+    vd.set_defaults(func=_vllm_down)
     tl = sub.add_parser(
         "tool", help="run one of agentloop's tools on a folder (pi's extension calls this)"
     )

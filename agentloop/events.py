@@ -114,6 +114,8 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
     "tool_call": ("error",),
     "error": ("step", "detail"),
     "paused": ("index", "call_id"),
+    # what: what a load is doing meanwhile, {en, zh} (a vLLM server starting: compose up, waiting for it).
+    "loading": ("what",),
 }
 
 # Fields any event may carry: the ms since its run started (a replay waits what the run waited) and the

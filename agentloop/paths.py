@@ -61,6 +61,7 @@ def model_ref(name: str | None, folders: bool = False) -> tuple[str, bool]:
 def display_name(ref: str) -> str:
     """The name the menu and run_start show for a checkpoint: a folder of models/ by its own name."""
     folder = Path(ref)
-    if folder.is_dir() and folder.resolve().parent == MODELS_DIR:
+    # The folder's own parent, not its target's: a checkpoint linked into models/ is one of models/.
+    if folder.is_dir() and folder.absolute().parent.resolve() == MODELS_DIR.resolve():
         return folder.name
     return ref

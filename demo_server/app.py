@@ -175,7 +175,8 @@ def create_app(
 
     @app.get("/api/models", response_model=ModelMenu, summary="The model menu")
     def models():
-        return {"models": current.menu(), "current": current.status()["model"]}
+        models, notice = current.menu()
+        return {"models": models, "current": current.status()["model"], "notice": notice}
 
     @app.post(
         "/api/models/load",
@@ -359,8 +360,13 @@ def create_app(
 
 def start_model(current: CurrentModel, model: str | None) -> None:
     """Begin loading the first model: a name from the menu (None: paths.DEFAULT_MODEL), a Hub id, or (from the
-    command line) any folder."""
+    command line) any folder. A vLLM container of this project already up (another server's, `agentloop vllm
+    up`'s, this one's before a restart) is followed when no model is named: its model, on it."""
+    following = current.backends.running_container() if model is None else None
     try:
+        if following is not None:
+            current.start_load(following, backend="vllm-docker")
+            return
         current.start_load(model if model is None else str(model), folders=True)
     except ApiError as e:
         # The server still serves the book; the panels replay until a model is loaded

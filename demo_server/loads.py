@@ -41,7 +41,8 @@ class LoadJob:
 def load(
     job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False
 ) -> None:
-    """`kind`: what runs the model (backends.py); `served`: a model the server at VLLM_URL serves, whose
+    """`kind`: the way the model runs (backends.py), whose start says what it does as `loading`
+    events; `served`: a model the server at VLLM_URL serves, whose
     config.json VLLMBackend reads (alone, first) when it opens."""
     start = time.perf_counter()
     emit = job.log.append
@@ -60,7 +61,7 @@ def load(
             family = model_families.for_config(config)
             emit(events.make("family", model=job.model, family=family.key))
         emit(events.make("loading", model=job.model))
-        backend = current.replace(job.model, ref, kind)
+        backend = current.replace(job.model, ref, kind, emit)
         if family is None:
             family = backend.family
             emit(events.make("family", model=job.model, family=family.key))

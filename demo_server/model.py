@@ -21,9 +21,10 @@ from agentloop import media, paths
 from agentloop.harnesses import HARNESSES, harness_class
 from agentloop.harnesses.settings import run_settings
 from agentloop.model_backends import facts
+from agentloop.model_backends.vllm.client import ServerError
 from agentloop.tools import TOOLS
 from demo_server import menu
-from demo_server.backends import Backends
+from demo_server.backends import URL_WAY, Backends, Refused, kind_of
 from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
@@ -73,6 +74,8 @@ class CurrentModel:
                 "harness": "simple",
                 "harnesses": list(HARNESSES),
                 "backend": on["backend"],
+                "way": self.backends.way if b else "transformers",
+                "ways": self.backends.ways(),
                 "where": self.backends.where(on["backend"]) if b else None,
                 "device": on["device"],
                 "dtype": on["dtype"],
@@ -81,21 +84,29 @@ class CurrentModel:
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
                 "tools": harness_tools(),
-                "mtp": bool(
-                    b and b.drafter_id()
-                ),  # a drafter exists: the panels offer the MTP switch
+                # A run's MTP switch: offered where a drafter runs here (transformers); on a vLLM server MTP
+                # is the server's, and mtp_server says how it runs instead.
+                "mtp": bool(b and b.drafter_id() and kind_of(b) == "transformers"),
+                "mtp_server": self.backends.mtp_state(b),
                 "specs": self.specs,
                 "examples": self.examples,
                 "media": media_status(b),
                 "error": self.error,
             }
 
-    def menu(self) -> list[dict]:
+    def menu(self) -> tuple[list[dict], dict | None]:
+        """The menu's entries (with VLLM_URL, the models that server serves first), and a notice
+        ({en, zh}) when that server does not answer: the rest of the menu stays usable."""
         with self._lock:
             current = self.name
-        served = self.backends.served_menu() if self.backends.vllm_url else []
+        served, notice = [], None
+        if self.backends.vllm_url:
+            try:
+                served = self.backends.served_menu()
+            except ServerError:
+                notice = self.backends.served_down()
         local = [{**m, "backends": self.backends.offered(local=True)} for m in menu.model_menu()]
-        return [{**m, "current": m["id"] == current} for m in served + local]
+        return [{**m, "current": m["id"] == current} for m in served + local], notice
 
     def get_run(self, run_id: str) -> Run:
         with self._lock:
@@ -188,6 +199,15 @@ class CurrentModel:
                     self.error,
                 )
             settings = run_settings(self.backend.sampling_defaults, **settings_given)
+            server_mtp = self.backends.mtp_state(self.backend)
+            if settings.mtp and server_mtp is not None:
+                raise ApiError(
+                    400,
+                    f"MTP on vLLM is the server's, not a run's: {server_mtp['says']['en']} "
+                    f"Run with mtp false.",
+                    f"vLLM 上的 MTP 由伺服器決定，不是單次執行的設定：{server_mtp['says']['zh']}"
+                    f"請以 mtp false 執行。",
+                )
             if settings.mtp and not self.backend.drafter_id():
                 raise ApiError(
                     400,
@@ -289,9 +309,13 @@ class CurrentModel:
         self, model: str, folders: bool = False, backend: str = "transformers"
     ) -> LoadJob:
         """Begin loading `model` (a menu name or Hub id; with `folders`, also a folder) in a thread, on
-        `backend`: transformers here, or vLLM (with VLLM_URL, a model that server serves, by its name
-        there)."""
-        served = backend == "vllm" and self.backends.vllm_url is not None
+        `backend`: a way of backends.py (transformers here, vLLM in Docker or from .venv-vllm), or
+        "vllm" for the one offered (with VLLM_URL, a model that server serves, by its name there)."""
+        try:
+            way = self.backends.resolve(backend)
+        except Refused as e:
+            raise ApiError(400, e.en, e.zh) from None
+        served = way == URL_WAY
         try:
             ref, hub = (model, False) if served else paths.model_ref(model, folders=folders)
         except paths.ModelNotFound as e:
@@ -300,20 +324,21 @@ class CurrentModel:
             self._refuse_if_busy("load a model", "載入模型")
             self.loading = True
             job = self.load = LoadJob(paths.display_name(ref) if not hub else model)
-        job.start(ref, hub, self, backend, served)
+        job.start(ref, hub, self, way, served)
         return job
 
-    def replace(self, name: str, ref: str, kind: str = "transformers"):
-        """Swap in the model at `ref` on `kind` (loads.py calls this) and return it: the old model goes
-        first, so two never share the memory (after any forward pass still on it); a vLLM server this
-        page started goes with it (backends.py)."""
+    def replace(self, name: str, ref: str, way: str = "transformers", say=lambda ev: None):
+        """Swap in the model at `ref` on `way` (loads.py calls this, `say` its stream) and return it: the
+        old model goes first, so two never share the memory (after any forward pass still on it); a
+        vLLM server this page started or uses in Docker goes with it, before the new one loads
+        (backends.py)."""
         with self._model_lock:
             with self._lock:
                 old, self.backend, self.name, self.specs = self.backend, None, None, None
                 self.examples = None
             if old is not None:
                 old.unload()
-        backend = self.backends.open(kind, name, ref)
+        backend = self.backends.open(way, name, ref, say)
         specs, examples = facts.model_specs(backend), menu.model_examples(ref)
         with self._lock:
             self.backend, self.name, self.specs, self.error = backend, name, specs, None

@@ -20,6 +20,7 @@ from agentloop.harnesses import HARNESSES
 from agentloop.harnesses.settings import PACES, RunSettings
 from agentloop.model_backends import BACKENDS
 from agentloop.tools import select
+from demo_server.backends import URL_WAY, WAYS
 from demo_server.errors import ApiError
 
 Text = Annotated[str, StringConstraints(max_length=32_000)]
@@ -232,10 +233,11 @@ class LoadRequest(Strict):
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
         description="A checkpoint in models/ by folder name (tiny-qwen3_5), or a Hugging Face id (Qwen/Qwen3.5-0.8B)."
     )
-    backend: Literal[tuple(BACKENDS)] = Field(  # type: ignore[valid-type]
+    backend: Literal[(*BACKENDS, *WAYS, URL_WAY)] = Field(  # type: ignore[valid-type]
         "transformers",
-        description="What runs it, a name of agentloop's BACKENDS: transformers in the demo server, or "
-        "vLLM (chapter 11).",
+        description="What runs it (chapter 11): transformers in the demo server, vllm-docker (vLLM in "
+        "Docker), vllm-local (vLLM from .venv-vllm), or vllm: the vLLM offered (VLLM_URL's server, else "
+        "Docker, else .venv-vllm). A way status.ways does not offer is refused (400).",
     )
 
 
@@ -248,7 +250,7 @@ class LoadStarted(BaseModel):
 class ModelEntry(BaseModel):
     id: str
     kind: Literal["tiny", "trained", "real", "served"]
-    family: str
+    family: str | None = Field(description="null for a served model the book cannot run.")
     downloaded: bool
     bytes: int | None = Field(description="Bytes on disk; null when not downloaded.")
     parameters: int | None = Field(
@@ -261,13 +263,23 @@ class ModelEntry(BaseModel):
     )
     current: bool
     backends: list[str] = Field(
-        description="What can run it: transformers, vllm (the model panel's switch)."
+        description="The ways that can run it here (status.ways' ids; vllm-url for a model the server "
+        "at VLLM_URL serves; none for one the book cannot run)."
     )
+    supported: bool = Field(
+        True, description="False: the server at VLLM_URL serves it, the book cannot run it."
+    )
+    why: dict[str, str] | None = Field(None, description="Why it cannot be run, {en, zh}.")
 
 
 class ModelMenu(BaseModel):
     models: list[ModelEntry]
     current: str | None
+    notice: dict[str, str] | None = Field(
+        None,
+        description="With VLLM_URL, when that server does not answer: a sentence {en, zh} for the menu; "
+        "the other entries stay loadable.",
+    )
 
 
 class ToolInfo(BaseModel):
@@ -286,6 +298,15 @@ class Status(BaseModel):
         description="The loops a run may ask for (settings.harness): agentloop's HARNESSES registry."
     )
     backend: str = Field(description="What runs the model for every tab: transformers or vllm.")
+    way: str = Field(
+        "transformers",
+        description="How: transformers, vllm-docker, vllm-local, or vllm-url (the server at VLLM_URL).",
+    )
+    ways: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The model menu's 'What runs the model': [{id, offered, says: {en, zh}}], what Load "
+        "starts on each way or why it is not offered here; empty with VLLM_URL (no choice).",
+    )
     where: str | None = Field(
         description="The vLLM server's URL; null when the model runs in the demo server."
     )
@@ -304,7 +325,16 @@ class Status(BaseModel):
         description="The tools the harness can give the model (settings.tools "
         "picks from them; defaults.tools is the pick when none is sent)."
     )
-    mtp: bool = Field(False, description="The model has an MTP drafter, so a run may ask for mtp.")
+    mtp: bool = Field(
+        False,
+        description="The model has an MTP drafter here (transformers), so a run may ask for mtp.",
+    )
+    mtp_server: dict[str, Any] | None = Field(
+        None,
+        description="On a vLLM server, MTP as the server runs it: {on: true|false|null (unknown: "
+        "VLLM_URL's, as it was started), says: {en, zh}}; a run's mtp: true is then refused (400). "
+        "Null on transformers.",
+    )
     specs: dict[str, Any] | None = Field(
         description="From config.json (agentloop.model_backends.facts.model_specs, which run_start "
         "carries too): layers and their types, hidden size, heads, kv heads, vocabulary, context length (a vLLM "

@@ -56,5 +56,5 @@ def serve(
     try:
         uvicorn.Server(uvicorn_config(app, host, port)).run()
     finally:
-        app.state.current.backends.stop_started()  # a vLLM server the page started ends with the demo server
+        app.state.current.backends.stop_on_exit()  # a vLLM server the page started ends with the demo server
     return 0

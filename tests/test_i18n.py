@@ -150,6 +150,9 @@ def test_every_key_a_module_asks_for_is_in_the_table(table):
     made |= {f"mtp.{s}" for s in ("kept", "down", "unseen")}
     made |= {f"phase.{p}" for p in ("prefill", "decode", "tool")}
     made |= {f"tab.{k}" for k in ("steps", "model", "context")}
+    from demo_server.backends import WAYS
+
+    made |= {f"menu.way_{w.replace('-', '_')}" for w in WAYS}
     assert made <= keys, sorted(made - keys)
 
 

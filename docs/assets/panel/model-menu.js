@@ -1,7 +1,8 @@
 /* panel/model-menu.js: a live panel's model menu and a load's progress. One line, "Model: <model>
-   (<family>)", opens to what runs the model (transformers or vLLM), the models it can run (GET
-   models), the chosen entry's description, and Load; a load, started here or in another tab, shows
-   as a progress bar and then its end. It also words the panel's status line from the server's
+   (<family>)", opens to what runs the model (the ways this machine offers, status.ways: transformers
+   here, vLLM in Docker, vLLM from .venv-vllm; none to pick with VLLM_URL), what Load will start on
+   the chosen way, the models it can run (GET models), the chosen entry's description, and Load; a
+   load, started here or in another tab, shows as a progress bar and then its end. It also words the panel's status line from the server's
    status (which model answers, or which one is loading). One model serves every tab: the status and
    the load come from status.js, shared by the page's panels. Leaves out: the form (form.js), and
    asking the server (status.js does, for every panel). */
@@ -11,7 +12,18 @@ import { asText, el, fmtBytes, fmtCount, kv } from "../dom.js";
 import { lang, pick, t, tableError } from "../i18n.js";
 import { serverStatus } from "../status.js";
 
-const BACKENDS = ["transformers", "vllm"];
+// An older server's status has no ways: its two backends, without a sentence.
+const LEGACY_WAYS = [{ id: "transformers", offered: true }, { id: "vllm", offered: true }];
+
+function wayLabel(id) {
+  return id === "vllm" ? t("menu.backend_vllm") : t(`menu.way_${id.replace("-", "_")}`);
+}
+
+// The ways to offer: those this machine can run; none with VLLM_URL (the server there is the way).
+function offeredWays(s) {
+  const ways = Array.isArray(s.ways) ? s.ways : LEGACY_WAYS;
+  return ways.filter((w) => w && typeof w.id === "string" && w.offered);
+}
 
 // "0.8B, not downloaded", "0.8B, 1.75 GB", "3.7M parameters, 7.48 MB".
 function sizeText(m) {
@@ -52,6 +64,9 @@ function loadText(load, short) {
       ev.files_total > 0 ? t("load.files", { done: ev.files_done || 0, total: ev.files_total }) : "";
     return t("load.downloading", { model, bytes, files });
   }
+  // A vLLM server starting says what it does (compose up, waiting for it to answer).
+  if (ev.type === "loading" && ev.what && typeof ev.what === "object")
+    return short ? t("load.starting_short", { model }) : pick(ev.what);
   if (ev.type === "loading")
     return short ? t("load.loading_short", { model }) : t("load.into_memory", { model });
   if (ev.type === "family") {
@@ -74,6 +89,11 @@ function statusLine(s) {
   if (who) return t("live.here", { who });
   if (s.ok === false || s.model === null) return t("live.no_model");
   return t("live.answers");
+}
+
+// The way the current model runs (an older server's status says only its backend).
+function currentWay(s) {
+  return s.way || s.backend || "transformers";
 }
 
 // "model (family)": the family as the server says it (status.family), never guessed from the name.
@@ -114,19 +134,21 @@ export class ModelMenu {
     this.select.setAttribute("aria-label", t("menu.model"));
     const field = el("label", "al-field al-model-field");
     field.append(el("span", null, t("menu.model_every_tab")), this.select);
-    // What runs the model (chapter 11): transformers in the demo server, or a vLLM server.
+    // What runs the model (chapter 11): the ways this machine offers, filled from the status.
     this.backend = el("select", "al-backend-select");
     this.backend.setAttribute("aria-label", t("menu.backend"));
-    this.backend.append(...BACKENDS.map((v) => option(v, t(`menu.backend_${v}`))));
     const backendField = el("label", "al-field al-backend-field");
     backendField.append(el("span", null, t("menu.backend")), this.backend);
+    this.backendField = backendField;
+    // What Load will start on the chosen way, said before it is pressed.
+    this.says = el("div", "al-note al-backend-says");
     this.load = el("button", "al-btn al-load", t("menu.load"));
     this.load.type = "button";
     const row = el("div", "al-model-row");
     row.append(backendField, field, this.load);
     this.desc = el("div", "al-model-desc");
     const body = el("div", "al-model-body");
-    body.append(row, this.desc, this.buildProgress(), this.buildMessage());
+    body.append(row, this.says, this.desc, this.buildProgress(), this.buildMessage());
     this.details.append(summary, body);
     // What this panel runs live, where that is not what its recording ran (showRunsOn).
     this.runsOn = el("div", "al-note al-runs-on");
@@ -179,14 +201,19 @@ export class ModelMenu {
     }
     if (this.gone()) return;
     const s = serverStatus.status || {};
-    const kind = this.chosenBackend || s.backend || "transformers";
-    this.backend.value = kind;
-    // An entry without `backends` (an older server) runs on transformers only.
-    const runs = (m) => (Array.isArray(m.backends) ? m.backends : ["transformers"]).includes(kind);
+    const kind = this.fillWays(s);
+    // An entry without `backends` (an older server) runs on transformers only; with no way to pick
+    // (VLLM_URL) every entry is listed, each loaded on its own.
+    const backends = (m) => (Array.isArray(m.backends) ? m.backends : ["transformers"]);
+    const runs = (m) => kind === null || backends(m).includes(kind);
     this.entries = answer.models.filter((m) => m && typeof m.id === "string" && runs(m));
-    const current =
-      (s.backend || "transformers") === kind ? s.model || answer.current || null : null;
-    const options = this.entries.map((m) => option(m.id, optionLabel(m)));
+    const current = kind === null || currentWay(s) === kind ? s.model || answer.current || null : null;
+    // A served model the book cannot run is listed, greyed, and says why when picked.
+    const options = this.entries.map((m) => {
+      const o = option(m.id, m.supported === false ? t("menu.unsupported", { label: optionLabel(m) }) : optionLabel(m));
+      o.disabled = m.supported === false;
+      return o;
+    });
     if (current && !this.entries.some((m) => m.id === current))
       options.unshift(option(current, t("menu.outside", { model: current })));
     this.select.replaceChildren(...options);
@@ -194,8 +221,29 @@ export class ModelMenu {
     const want =
       this.chosen && options.some((o) => o.value === this.chosen) ? this.chosen : current;
     if (want) this.select.value = want;
+    this.notice = answer.notice && typeof answer.notice === "object" ? answer.notice : null;
     this.describe();
     this.updateLoadButton();
+  }
+
+  // The ways to pick, the chosen one selected; the field hidden when there is none to pick. Returns
+  // the chosen way, or null with none to pick.
+  fillWays(s) {
+    const ways = offeredWays(s);
+    this.backendField.hidden = ways.length === 0;
+    if (!ways.length) {
+      this.says.textContent = "";
+      return null;
+    }
+    const ids = ways.map((w) => w.id);
+    if (this.backend.options.length !== ids.length || ids.some((id, i) => this.backend.options[i].value !== id))
+      this.backend.replaceChildren(...ways.map((w) => option(w.id, wayLabel(w.id))));
+    const want = [this.chosenBackend, currentWay(s)].find((id) => ids.includes(id)) || ids[0];
+    this.backend.value = want;
+    const says = ways.find((w) => w.id === want).says;
+    this.says.textContent = says && typeof says === "object" ? pick(says) : "";
+    this.says.lang = lang();
+    return want;
   }
 
   unavailable(err) {
@@ -203,7 +251,8 @@ export class ModelMenu {
     this.select.replaceChildren(el("option", null, t("menu.unavailable")));
     this.select.disabled = true;
     this.desc.replaceChildren(
-      el("div", "al-model-desc-text", t("menu.no_answer", { path: url("models"), err: err.message || err })),
+      // The error's own full stop goes: the sentence ends with the table's.
+      el("div", "al-model-desc-text", t("menu.no_answer", { path: url("models"), err: String(err.message || err).replace(/[.。]+$/, "") })),
     );
     this.updateLoadButton();
   }
@@ -212,6 +261,12 @@ export class ModelMenu {
   describe() {
     const m = this.entries.find((e) => e.id === this.select.value);
     this.desc.replaceChildren();
+    // The server at VLLM_URL does not answer: said once, above what the menu still offers.
+    if (this.notice) {
+      const note = el("div", "al-note al-model-notice", pick(this.notice));
+      note.lang = lang();
+      this.desc.append(note);
+    }
     if (!m) return;
     const d = m.description && typeof m.description === "object" ? m.description : {};
     const facts = el("div", "al-model-facts");
@@ -226,21 +281,35 @@ export class ModelMenu {
       text.lang = lang();
       this.desc.append(text);
     }
+    if (m.supported === false && m.why && typeof m.why === "object") {
+      const why = el("div", "al-note al-model-why", pick(m.why));
+      why.lang = lang();
+      this.desc.append(why);
+    }
   }
 
   // Load is offered for another model (or another backend), while nothing loads.
   updateLoadButton() {
     const s = serverStatus.status || {};
     const chosen = this.select.value;
+    const entry = this.entries.find((e) => e.id === chosen);
     const loading = !!s.loading || !!(serverStatus.load && !serverStatus.load.done);
-    const sameBackend = this.backend.value === (s.backend || "transformers");
+    const sameBackend = this.backendField.hidden || this.backend.value === currentWay(s);
     this.load.disabled =
-      this.select.disabled || !chosen || loading || (chosen === s.model && sameBackend);
+      this.select.disabled ||
+      !chosen ||
+      loading ||
+      (entry && entry.supported === false) ||
+      (chosen === s.model && sameBackend);
     this.load.textContent = t(loading ? "menu.loading" : "menu.load");
   }
 
+  // On the chosen way; with none to pick, on the entry's own (a served model on VLLM_URL's server).
   loadChosen() {
-    if (this.select.value) this.loadModel(this.select.value, this.backend.value);
+    const m = this.entries.find((e) => e.id === this.select.value);
+    const own = m && Array.isArray(m.backends) && m.backends.length ? m.backends[0] : "transformers";
+    if (this.select.value)
+      this.loadModel(this.select.value, this.backendField.hidden ? own : this.backend.value);
   }
 
   // Load `model` (the menu's Load, or the form's "try this"); a refusal is said under the menu.

