@@ -44,7 +44,9 @@ def server(tmp_path_factory):
 def test_no_request_makes_the_server_fail_or_hang(server, mode):
     schema = schemathesis.openapi.from_url(f"{server.url}/api/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 13  # with POST /api/media/expand (chapter 7)
+    assert (
+        len(operations) == 14
+    )  # with POST /api/media/expand (chapter 7) and /api/runs/{run_id}/next (the pace)
     statuses: dict[str, set[int]] = {}
     for operation in operations:
         label = f"{operation.method.upper()} {operation.path}"
