@@ -7,6 +7,7 @@ attached in chapter 8 reaches the model; chapter 16's pi panel says pi takes non
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -95,19 +96,25 @@ def test_a_live_runs_model_tab_shows_its_specs_and_what_it_refuses(server, statu
     page.close()
 
 
-def test_a_replay_shows_the_facts_its_run_start_recorded(site, browser):
-    """On the static book (no server), chapter 8's recording shows the model that ran it, as recorded."""
-    recorded = json.loads((site / "chapters/runs/ch08.jsonl").read_text().splitlines()[0])
+@contextlib.contextmanager
+def static_model_tab(site, browser):
+    """Chapter 8's first panel on the static book (no server), replayed whole, its Model tab open."""
     with static_site(site) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
         page.goto(chapter_url(base, "08"))
         panel = page.locator(".agentloop-panel").first
         panel.locator("button.al-all").click()
         panel.locator(".al-tab[data-tab=model]").click()
-        tab = panel.locator(".al-pane-model")
+        yield panel.locator(".al-pane-model")
+        page.close()
+
+
+def test_a_replay_shows_the_facts_its_run_start_recorded(site, browser):
+    """On the static book (no server), chapter 8's recording shows the model that ran it, as recorded."""
+    recorded = json.loads((site / "chapters/runs/ch08.jsonl").read_text().splitlines()[0])
+    with static_model_tab(site, browser) as tab:
         assert "run_start" in tab.locator(".al-model-source").inner_text()
         assert spec_cell(tab, "layers") == f"{recorded['specs']['layers']:,}"
-        page.close()
 
 
 def test_a_recording_without_the_facts_takes_the_servers_only_for_its_own_model(
@@ -134,16 +141,9 @@ def test_a_recording_without_the_facts_takes_the_servers_only_for_its_own_model(
         assert status["model"] in tab.locator(".al-model-source").inner_text()
         assert spec_cell(tab, "layers") == f"{status['specs']['layers']:,}"
         page.close()
-        with static_site(site) as base:
-            page = browser.new_page(viewport={"width": 1280, "height": 2000})
-            page.goto(chapter_url(base, "08"))
-            panel = page.locator(".agentloop-panel").first
-            panel.locator("button.al-all").click()
-            panel.locator(".al-tab[data-tab=model]").click()
-            tab = panel.locator(".al-pane-model")
+        with static_model_tab(site, browser) as tab:
             assert "chapter 3" in tab.locator(".al-model-nofacts").inner_text()
             assert tab.locator(".al-spec-table").count() == 0
-            page.close()
     finally:
         path.write_text(kept)
 

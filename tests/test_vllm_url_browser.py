@@ -106,21 +106,29 @@ def llama(tmp_path_factory):
     return folder
 
 
-@pytest.fixture  # one vLLM and one demo server at a time: gone once its test ends
-def served(llama, site, tmp_path_factory):
-    log = tmp_path_factory.mktemp("vllm-llama") / "log"
-    server = LocalServer(str(llama), free_port(), log, max_model_len=512, media=True)
+@contextlib.contextmanager
+def book_on_vllm(folder, site, tmp_path_factory, **options):
+    """A real vLLM serving the checkpoint `folder` (LocalServer's `options`), and the demo server with it as
+    VLLM_URL: (the demo server, the vLLM server). One of each at a time: gone once the test ends."""
+    log = tmp_path_factory.mktemp(f"vllm-{folder.name}") / "log"
+    server = LocalServer(str(folder), free_port(), log, **options)
     try:
         server.wait()
     except Exception as e:
         server.stop()
-        pytest.fail(f"vLLM did not start for the tiny Llama: {e}")
+        pytest.fail(f"vLLM did not start for {folder.name}: {e}")
     try:
         with vllm_url(server.url):
             with demo_server(site, wait_s=300, model=MODEL, device="cpu") as srv:
                 yield srv, server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def served(llama, site, tmp_path_factory):
+    with book_on_vllm(llama, site, tmp_path_factory, max_model_len=512, media=True) as both:
+        yield both
 
 
 def test_a_served_model_the_book_cannot_run_is_listed_greyed_with_why(served, browser):
@@ -146,22 +154,11 @@ def test_a_served_model_the_book_cannot_run_is_listed_greyed_with_why(served, br
     page.close()
 
 
-@pytest.fixture  # one vLLM and one demo server at a time: gone once its test ends
+@pytest.fixture
 def gemma(site, tmp_path_factory):
     """A real vLLM serving agent-gemma4 (which has an MTP drafter), as VLLM_URL."""
-    log = tmp_path_factory.mktemp("vllm-gemma") / "log"
-    server = LocalServer(str(MODELS_DIR / "agent-gemma4"), free_port(), log)
-    try:
-        server.wait()
-    except Exception as e:
-        server.stop()
-        pytest.fail(f"vLLM did not start for agent-gemma4: {e}")
-    try:
-        with vllm_url(server.url):
-            with demo_server(site, wait_s=300, model=MODEL, device="cpu") as srv:
-                yield srv, server
-    finally:
-        server.stop()
+    with book_on_vllm(MODELS_DIR / "agent-gemma4", site, tmp_path_factory) as both:
+        yield both
 
 
 def test_a_served_model_loads_and_its_mtp_switch_is_the_servers(gemma, browser):
