@@ -83,7 +83,9 @@ def test_a_live_runs_model_tab_shows_its_specs_and_what_it_refuses(server, statu
     panel.screenshot(path=str(ARTIFACTS / "model-tab-live.png"))
     # The reader's language: the panel draws itself again, the Model tab's words with it.
     panel.locator("select.al-lang").select_option("zh-Hant")
-    turn.locator(".al-tab[data-tab=model]").click()
+    # The switch draws the run again on the tab the reader had open (it went back to Steps before).
+    assert turn.locator(".al-tab[data-tab=model]").get_attribute("aria-selected") == "true"
+    assert turn.locator(".al-pane-model").is_visible()
     assert turn.locator(".al-tab[data-tab=model]").inner_text() == "模型"
     tab = turn.locator(".al-pane-model")
     assert tab.locator('.al-spec-table tr[data-key="layers"] th').inner_text() == "層數"

@@ -299,6 +299,7 @@ class RunTabs {
   }
 
   select(key) {
+    this.selected = key; // kept, so a language switch draws the run again on the same tab
     for (const k of Object.keys(this.panes)) {
       this.buttons[k].setAttribute("aria-selected", String(k === key));
       this.panes[k].hidden = k !== key;

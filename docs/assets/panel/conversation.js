@@ -51,6 +51,7 @@ export class Conversation {
     element.append(askedTurn(question), answer);
     panel.view.append(element);
     panel.renderer = new Renderer(answer, panel.rendererOptions);
+    turn.renderer = panel.renderer;
     return { turn, element };
   }
 
@@ -65,6 +66,9 @@ export class Conversation {
       turn.events = old.events;
       this.panel.renderer.pushMany(old.events);
       this.panel.renderer.flushNow();
+      // On the tab the reader had open (Model, Context), not back on Steps.
+      const open = old.renderer && old.renderer.tabs.selected;
+      if (open) turn.renderer.tabs.select(open);
     }
   }
 }
