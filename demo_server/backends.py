@@ -29,11 +29,6 @@ URL_WAY = "vllm-url"
 VLLM_WAYS = ("vllm-docker", "vllm-local")
 
 
-def kind_of(backend) -> str:
-    """Which of agentloop's BACKENDS runs `backend` (transformers or vllm)."""
-    return backend.kind
-
-
 def vllm_installed() -> bool:
     from agentloop.model_backends.vllm.local import vllm_python
 
@@ -256,7 +251,7 @@ class Backends:
     def mtp_state(self, backend) -> dict | None:
         """On a vLLM server: {on (None: unknown, as VLLM_URL's server was started), says: {en, zh}},
         what the MTP switch shows instead of offering itself; None on transformers (a run's switch)."""
-        if backend is None or kind_of(backend) != "vllm":
+        if backend is None or backend.kind != "vllm":
             return None
         has = has_mtp(backend)
         on = (

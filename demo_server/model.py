@@ -24,7 +24,7 @@ from agentloop.model_backends import facts
 from agentloop.model_backends.vllm.client import ServerError
 from agentloop.tools import TOOLS
 from demo_server import menu
-from demo_server.backends import URL_WAY, Backends, Refused, kind_of
+from demo_server.backends import URL_WAY, Backends, Refused
 from demo_server.conversations import Conversations
 from demo_server.errors import ApiError
 from demo_server.loads import LoadJob
@@ -86,7 +86,7 @@ class CurrentModel:
                 "tools": harness_tools(),
                 # A run's MTP switch: offered where a drafter runs here (transformers); on a vLLM server MTP
                 # is the server's, and mtp_server says how it runs instead.
-                "mtp": bool(b and b.drafter_id() and kind_of(b) == "transformers"),
+                "mtp": bool(b and b.drafter_id() and b.kind == "transformers"),
                 "mtp_server": self.backends.mtp_state(b),
                 "specs": self.specs,
                 "examples": self.examples,
