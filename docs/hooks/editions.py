@@ -1,0 +1,146 @@
+"""The two editions in step: what a translated page must keep of the English page it follows.
+
+A translation (`05-tools.zh-Hant.md` beside `05-tools.md`) changes the prose and nothing else. This module
+lists the parts that must stay identical — live code quotes, code blocks, HTML lines (panels), link targets,
+images, headings (level and anchor id), tabs, exercises — and compares them, so the build can refuse a page
+that drifted. It also reads the translation's `source_blob` (the git blob hash of the English file it was
+written from), so a translation whose English page changed since is reported as stale.
+
+Run on one page: `python docs/hooks/editions.py docs/chapters/05-tools.md` prints what differs, else OK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown.extensions.toc import slugify
+
+LANG = "zh-Hant"
+FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+FENCE = re.compile(r"^(\s*)(```|~~~)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*(?:\{#([^}\s]+)[^}]*\})?\s*$")
+LINK_TARGET = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+TAB = re.compile(r"^\s*=== ")
+EXERCISE_ANSWER = re.compile(r"^\s*\?\?\?\+? note ")
+HTML_LINE = re.compile(r"^\s*</?[a-zA-Z][^>]*>")
+
+
+def translation_of(english: Path) -> Path:
+    """docs/chapters/05-tools.md -> docs/chapters/05-tools.zh-Hant.md"""
+    return english.with_name(f"{english.stem}.{LANG}.md")
+
+
+def git_blob(data: bytes) -> str:
+    """The hash `git hash-object` prints for a file of these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def front_matter(text: str) -> dict[str, str]:
+    match = FRONT_MATTER.match(text)
+    if not match:
+        return {}
+    pairs = (line.split(":", 1) for line in match.group(1).splitlines() if ":" in line)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+@dataclass
+class Parts:
+    """What a page keeps in both editions, in order of appearance."""
+
+    quotes: list[str]
+    code: list[str]
+    html: list[str]
+    links: list[str]
+    headings: list[tuple[int, str]]  # (level, anchor id)
+    tabs: int
+    answers: int
+
+
+def parts(text: str) -> Parts:
+    text = FRONT_MATTER.sub("", text)
+    found = Parts([], [], [], [], [], 0, 0)
+    fence: str | None = None
+    block: list[str] = []
+    for line in text.splitlines():
+        opener = FENCE.match(line)
+        if fence is not None:  # inside a code block: its every line is code
+            block.append(line.strip())
+            if opener and opener.group(2) == fence:
+                found.code.append("\n".join(block))
+                fence, block = None, []
+            continue
+        if opener:
+            fence, block = opener.group(2), [line.strip()]
+            continue
+        stripped = line.strip()
+        if stripped.startswith("::: "):
+            found.quotes.append(stripped)
+        elif HTML_LINE.match(line):
+            found.html.append(stripped)
+        if heading := HEADING.match(line):
+            level, title, anchor = heading.groups()
+            found.headings.append((len(level), anchor or slugify(title, "-")))
+        found.tabs += bool(TAB.match(line))
+        found.answers += bool(EXERCISE_ANSWER.match(line))
+        found.links += LINK_TARGET.findall(line)
+    return found
+
+
+def differences(english_text: str, translated_text: str) -> list[str]:
+    """Each way the translation's kept parts differ from the English page's; empty when in step."""
+    english, translated = parts(english_text), parts(translated_text)
+    problems = []
+    for name in ("quotes", "code", "html", "links", "headings"):
+        ours, theirs = getattr(english, name), getattr(translated, name)
+        if ours != theirs:
+            missing = [x for x in ours if x not in theirs]
+            extra = [x for x in theirs if x not in ours]
+            detail = f"missing {missing[:3]}" if missing else ""
+            detail += f"{'; ' if detail else ''}not in English {extra[:3]}" if extra else ""
+            problems.append(
+                f"{name} differ ({len(ours)} in English, {len(theirs)} here): {detail or 'order'}"
+            )
+    for name in ("tabs", "answers"):
+        if getattr(english, name) != getattr(translated, name):
+            problems.append(
+                f"{name}: {getattr(english, name)} in English, {getattr(translated, name)} here"
+            )
+    if "source_blob" not in front_matter(translated_text):
+        problems.append("no source_blob in the front matter")
+    return problems
+
+
+def stale(english: Path) -> bool:
+    """True when the English page changed after the translation was written from it."""
+    recorded = front_matter(translation_of(english).read_text(encoding="utf-8")).get("source_blob")
+    return recorded != git_blob(english.read_bytes())
+
+
+def main(argv: list[str]) -> int:
+    status = 0
+    for name in argv:
+        english = Path(name)
+        translated = translation_of(english)
+        if not translated.exists():
+            print(f"{english}: no {translated.name}")
+            status = 1
+            continue
+        problems = differences(
+            english.read_text(encoding="utf-8"), translated.read_text(encoding="utf-8")
+        )
+        if stale(english):
+            problems.append("stale: source_blob is not the English file's `git hash-object`")
+        for problem in problems:
+            print(f"{translated}: {problem}")
+        status |= bool(problems)
+        if not problems:
+            print(f"{translated}: OK")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
