@@ -57,6 +57,36 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
         text = ask(pi, QUESTION)
         assert answer in text and "Request pi sent to the model" in text
         assert pi.locator(".al-tok").count() > 5  # this page's model: every token, as on the left
+        failures: list = []
+        page.on("response", lambda r: r.status >= 500 and failures.append((r.status, r.url)))
+
+        # Issue 42: a second question in the same conversation starts pi again on its session (it
+        # ended in a 500 before); a denial and a stop end their runs too, with no 500 anywhere.
+        def turn_end(n: int):
+            pi.locator(f".al-turn:nth-child({n}) .al-run-end").wait_for(timeout=180000)
+
+        pi.locator("textarea").fill(QUESTION)
+        pi.locator("button.al-run").click()
+        pi.locator(".al-turn:nth-child(2) button.al-approve").wait_for(timeout=120000)
+        pi.locator(".al-turn:nth-child(2) button.al-approve").click()
+        turn_end(2)
+        assert answer in pi.locator(".al-turn:nth-child(2)").inner_text()
+        pi.locator("textarea").fill(QUESTION)
+        pi.locator("button.al-run").click()
+        pi.locator(".al-turn:nth-child(3) button.al-deny").wait_for(timeout=120000)
+        pi.locator(".al-turn:nth-child(3) button.al-deny").click()
+        turn_end(3)
+        pi.locator("textarea").fill(QUESTION)
+        pi.locator("button.al-run").click()
+        pi.locator(".al-turn:nth-child(4) .al-tok").first.wait_for(timeout=120000)
+        pi.locator("button.al-stop").click()
+        turn_end(4)
+        # Stop ended the step that was running: no empty step after it.
+        stopped = pi.locator(".al-turn:nth-child(4) .al-step-title")
+        assert stopped.filter(has_text="Step 1").count() == 1
+        assert stopped.filter(has_text="Step 2").count() == 0
+        assert not failures, failures
+        assert "failed" not in pi.inner_text().lower()
         ARTIFACTS.mkdir(exist_ok=True)
         page.locator(".al-side-by-side").screenshot(path=str(ARTIFACTS / "chapter16-live.png"))
         page.close()
