@@ -165,7 +165,7 @@ def test_every_live_panel_has_the_attach_control_and_its_line(server, status, br
     panel.locator(".al-controls").screenshot(path=str(ARTIFACTS / "attach-folded-ch08.png"))
 
     page.goto(chapter_url(server.url, "16"))
-    simple, pi = page.locator(".al-side-by-side .agentloop-panel").all()
+    simple, pi = page.locator(".al-side-by-side").first.locator(".agentloop-panel").all()
     pi.locator("button.al-run").wait_for(timeout=30000)
     assert why in simple.locator(".al-attach .al-att-cannot").inner_text()
     assert simple.locator(".al-attach .al-att-harness").is_hidden()
@@ -173,7 +173,7 @@ def test_every_live_panel_has_the_attach_control_and_its_line(server, status, br
     # pi takes files too (issue 42): no line says otherwise, and its picker is there to use.
     assert pi.locator(".al-attach .al-att-harness").is_hidden()
     assert pi.locator(".al-attach button.al-att-pick").is_enabled()
-    page.locator(".al-side-by-side").screenshot(path=str(ARTIFACTS / "attach-ch16.png"))
+    page.locator(".al-side-by-side").first.screenshot(path=str(ARTIFACTS / "attach-ch16.png"))
     page.close()
 
 

@@ -18,6 +18,8 @@ from agentloop.harnesses.pi.command import LOGINS_SWITCH, NODE, PI_CLI
 from agentloop.harnesses.pi.harness import PiHarness
 from agentloop.harnesses.pi.menu import PiMenu
 from agentloop.harnesses.settings import RunSettings
+from demo_server.client import Client
+from tests.conftest import demo_server
 
 COMMAND = "echo from-the-sandbox"
 
@@ -140,3 +142,20 @@ def test_pis_own_model_runs_with_nothing_loaded_and_names_each_tool_as_it_starts
     # The reader's logins stayed in pi's private agent dir: none of it is in /data.
     kept = "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
     assert "key-in-auth-json" not in kept and "key-in-models-json" not in kept
+
+
+def test_the_server_runs_pis_own_model_with_no_model_of_its_own(pi_home, monkeypatch, tmp_path):
+    # No page model at all (its name is one the menu does not have): a run of pi's own model starts
+    # anyway, where before it was refused with 409 "No model is loaded".
+    monkeypatch.setenv(LOGINS_SWITCH, "1")
+    with demo_server(tmp_path / "site", model="no-such-model", device="cpu") as server:
+        client = Client(server.url)
+        assert client.status()["model"] is None
+        run_id = client.start_run(
+            "Say it from bash.",
+            {"harness": "pi", "pi_model": "standin/stand-in", "auto_approve": True},
+        )
+        evs = list(client.run_events(run_id))
+        client.close()
+    assert not [e for e in evs if e["type"] == "error"], evs[-3:]
+    assert evs[-1]["type"] == "run_end" and evs[-1]["final"] == "done"

@@ -1,14 +1,15 @@
 """How pi is started: the command line (pi and its Node from `npm ci`, our extension, nothing of the
-user's), its environment (what the extension needs: the prompt, the tools, the interpreter, the
-conversation's folder) and its private agent dir (settings with retries off, models.json naming this
-page's model).
+user's, the session file, the tools the model sees), its environment (what the extension needs: whose
+tools, the book's prompt and tools, how to start agentloop, the conversation's folder) and its private
+agent dir (settings with retries and compaction off, models.json naming this page's model, and the
+reader's pi logins when they opt in).
 
 pi never starts in the conversation's folder, and its tools never run there: the model's code writes
-that folder, and pi reads `.pi/SYSTEM.md` from its working folder, and `python -m` imports from it. The
-extension is told the folder's path (AGENTLOOP_FOLDER) and runs each tool as `python -I -m agentloop
-tool` from pi's own working folder: isolated, so neither the working folder nor PYTHONPATH is on
-sys.path and agentloop comes from the virtual environment (sandbox/data_folder.py: host code never trusts
-/data).
+that folder, and pi reads `.pi/SYSTEM.md` from its working folder, and `python -m` imports from it. pi
+starts in PI_CWD, a folder of this package's. The extension is told the folder's path
+(AGENTLOOP_FOLDER) and runs each tool through AGENTLOOP_RUNNER from pi's working folder: Python isolated
+(-I), so neither the working folder nor PYTHONPATH is on sys.path, and agentloop imported from the
+project's root (sandbox/data_folder.py: host code never trusts /data).
 
 Left out: talking to pi once it runs (rpc.py), and what the run does with it (harness.py)."""
 

@@ -5,16 +5,16 @@ round again. PiHarness starts it as a child process for each question and turns 
 writes into the book's events, so the server, the CLI and the panels take it exactly as they take
 SimpleHarness (the same constructor, the same events). The model pi asks is this page's model,
 served to pi by ModelEndpoint on 127.0.0.1 (every token then shows as in the built-in harness), or
-one of pi's own providers (`delta` events: text without token boundaries). pi starts in a private
+one of pi's own providers (`delta` events: text without token boundaries). pi starts with a private
 agent dir (models.json, settings.json with pi's retries off), with none of the user's extensions,
 skills, prompt templates, themes or context files, and one extension of ours (extension.ts): it
-reports each provider request and asks the reader before every tool call. How pi is started is
-command.py's, the child process and its protocol rpc.py's, and the menu of pi's own models menu.py's.
-
-pi starts in its agent dir, never in the conversation's folder (command.py says why).
-
-pi keeps its session in the conversation's folder (session.py), and a follow-up question starts pi
-again on it, so the model reads the whole conversation. Left out: compaction (off).
+reports each provider request, asks the reader before every tool call, and runs every tool in the
+sandbox, pi's own (settings.pi_tools "pi", sandboxed.py) or the book's ("book"). pi's start is
+command.py's, its process and protocol rpc.py's, the menu of pi's own models menu.py's.
+pi never starts in the conversation's folder (command.py says why). It keeps its session there
+(session.py), and a follow-up question starts pi again on it, so the model reads the whole
+conversation. Attached files are saved in /data and named in the question; an image the model reads
+goes with pi's prompt. Left out: compaction (off), images in a tool's result.
 """
 
 from __future__ import annotations
