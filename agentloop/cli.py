@@ -87,6 +87,23 @@ def _tool(args) -> int:
     return 0
 
 
+def _pi_op(args) -> int:
+    """One operation of pi's own tools in the sandbox, as pi's extension makes it: {op, args} as JSON
+    on stdin, the result as JSON on stdout (pi/sandboxed.py)."""
+    import json
+    from pathlib import Path
+
+    from agentloop.harnesses.pi.sandboxed import run_op
+
+    try:
+        request = json.loads(sys.stdin.read())
+        result = run_op(str(request["op"]), dict(request["args"]), Path(args.folder))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        result = {"error": f"the operation is not readable: {e}"}
+    print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
 def _run(args) -> int:
     from agentloop import terminal
 
@@ -128,6 +145,11 @@ def _vllm_down(args) -> int:
 
 def _serve(args) -> int:
     from demo_server.server import serve
+
+    if args.pi_logins:  # read by pi/command.py in every pi this server starts
+        import os
+
+        os.environ["AGENTLOOP_PI_LOGINS"] = "1"
 
     return serve(args.host, args.port, args.model, args.site)
 
@@ -203,6 +225,19 @@ def parser() -> argparse.ArgumentParser:
         "--pi-model",
         default=None,
         help="with --harness pi: one of pi's own models, provider/id (needs its API key)",
+    )
+    run.add_argument(
+        "--pi-tools",
+        choices=["pi", "book"],
+        default=None,
+        help="with --harness pi: pi's own system prompt and tools, run in the sandbox (pi, the "
+        "default), or the book's prompt and tools through pi (book)",
+    )
+    run.add_argument(
+        "--pi-logins",
+        action="store_true",
+        help="with --pi-model: let pi use the logins and providers you keep in pi (~/.pi/agent's "
+        "auth.json and models.json); off: only API keys in the environment",
     )
     run.add_argument(
         "--attach",
@@ -308,6 +343,12 @@ def parser() -> argparse.ArgumentParser:
     tl.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
     tl.add_argument("--args", required=True, help="the call's arguments as a JSON object")
     tl.set_defaults(func=_tool)
+    po = sub.add_parser(
+        "pi-op",
+        help="run one operation of pi's own tools in the sandbox (pi's extension calls this)",
+    )
+    po.add_argument("--folder", required=True, help="the conversation's folder, seen as /data")
+    po.set_defaults(func=_pi_op)
 
     srv = sub.add_parser(
         "serve", help="serve the built book with live panels, and the API they call"
@@ -327,6 +368,12 @@ def parser() -> argparse.ArgumentParser:
         "--site",
         default=None,
         help="the built book to serve (default: site/ of this repository, as `make book` builds it)",
+    )
+    srv.add_argument(
+        "--pi-logins",
+        action="store_true",
+        help="let pi's own models use the logins and providers you keep in pi (~/.pi/agent's "
+        "auth.json and models.json); off: only API keys in the environment",
     )
     srv.set_defaults(func=_serve)
     return p

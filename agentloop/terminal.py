@@ -47,6 +47,7 @@ def settings_from(args, recommended: Sampling) -> RunSettings:
         seed=args.seed,
         harness=args.harness,
         pi_model=args.pi_model,
+        pi_tools=args.pi_tools,
     )
 
 
@@ -82,10 +83,15 @@ def run(args) -> int:
     except (OSError, media.MediaError) as e:
         print(f"Cannot attach: {getattr(e, 'en', e)}", file=sys.stderr)
         return 2
-    llm = load(args.model, args.backend, args.vllm_url)
-    if llm is None:
-        return 2
-    settings = settings_from(args, llm.sampling_defaults)
+    if args.pi_logins:  # read by pi/command.py when it starts pi
+        os.environ["AGENTLOOP_PI_LOGINS"] = "1"
+    if args.harness == "pi" and args.pi_model:  # pi's own model: nothing loads here
+        llm = None
+    else:
+        llm = load(args.model, args.backend, args.vllm_url)
+        if llm is None:
+            return 2
+    settings = settings_from(args, llm.sampling_defaults if llm else Sampling())
     folder = conversation_folder(args)
     # The host's own copies of the media, outside /data: what the prompt is decoded from.
     own = cleanup.temp_folder("agentloop-media")

@@ -19,9 +19,10 @@ from dataclasses import asdict
 
 from agentloop import media, paths
 from agentloop.harnesses import HARNESSES, harness_class
-from agentloop.harnesses.settings import run_settings
+from agentloop.harnesses.settings import PI_OWN_TOOLS, run_settings
 from agentloop.model_backends import facts
 from agentloop.model_backends.vllm.client import ServerError
+from agentloop.model_families import Sampling
 from agentloop.tools import TOOLS
 from demo_server import menu
 from demo_server.backends import URL_WAY, Backends, Refused
@@ -84,6 +85,7 @@ class CurrentModel:
                 "loading_model": self.load.model if self.loading and self.load else None,
                 "defaults": defaults(b) if b else None,
                 "tools": harness_tools(),
+                "pi_tools": pi_own_tools(),
                 # A run's MTP switch: offered where a drafter runs here (transformers); on a vLLM server MTP
                 # is the server's, and mtp_server says how it runs instead.
                 "mtp": bool(b and b.drafter_id() and b.kind == "transformers"),
@@ -191,15 +193,18 @@ class CurrentModel:
         the model is in use, and for settings, a harness or a conversation that cannot be run."""
         with self._lock:
             self._refuse_if_busy("start a run", "開始執行")
-            if self.backend is None:
+            # pi's own model runs at its provider: nothing needs to be loaded here for it.
+            pi_own = settings_given.get("harness") == "pi" and bool(settings_given.get("pi_model"))
+            if self.backend is None and not pi_own:
                 raise ApiError(
                     409,
                     "No model is loaded: pick one in the model menu (POST /api/models/load).",
                     "尚未載入模型：請先在模型選單中選一個（POST /api/models/load）。",
                     self.error,
                 )
-            settings = run_settings(self.backend.sampling_defaults, **settings_given)
-            server_mtp = self.backends.mtp_state(self.backend)
+            recommended = self.backend.sampling_defaults if self.backend else Sampling()
+            settings = run_settings(recommended, **settings_given)
+            server_mtp = self.backends.mtp_state(self.backend) if self.backend else None
             if settings.mtp and server_mtp is not None:
                 raise ApiError(
                     400,
@@ -208,7 +213,7 @@ class CurrentModel:
                     f"vLLM 上的 MTP 由伺服器決定，不是單次執行的設定：{server_mtp['says']['zh']}"
                     f"請以 mtp false 執行。",
                 )
-            if settings.mtp and not self.backend.drafter_id():
+            if settings.mtp and not (self.backend and self.backend.drafter_id()):
                 raise ApiError(
                     400,
                     f"{self.name} has no MTP drafter: run it with mtp false (Gemma 4 has one).",
@@ -250,11 +255,15 @@ class CurrentModel:
     def _begin(self, question, settings, forced, conversation, attachments) -> Run:
         """The run, made the one using the model; its forced text queued only now, when nothing can refuse it."""
         with self._lock:
-            llm = RunModel(self.backend, self.name, self._model_lock, self._text_lock)
+            llm = (
+                RunModel(self.backend, self.name, self._model_lock, self._text_lock)
+                if self.backend
+                else None  # pi's own model, with nothing loaded here
+            )
             run = Run(
                 llm, question, settings, self._run_ended, self.orphan_s, conversation, attachments
             )
-            for text in forced or []:  # no run is using the model: the queue is this run's alone
+            for text in forced or [] if self.backend else []:  # the queue is this run's alone
                 self.backend.force(text)
             self.run = run
             self.runs[run.id] = run
@@ -275,7 +284,8 @@ class CurrentModel:
         with self._lock:
             if self.run is run:
                 self.run = None
-                self.backend.clear_forced()  # what the run did not reach is not the next run's
+                if self.backend:  # what the run did not reach is not the next run's
+                    self.backend.clear_forced()
 
     def _refuse_if_busy(self, what_en: str, what_zh: str) -> None:
         if self.loading:
@@ -369,6 +379,12 @@ def forget_old_runs(
 def harness_tools() -> list[dict]:
     """The tools the harness can give the model, for the live form's checklist (tools.py's registry)."""
     return [{"name": t.name, "description": t.description} for t in TOOLS.values()]
+
+
+def pi_own_tools() -> list[dict]:
+    """pi's own tools, for the live form's checklist when pi runs with its own tools (what each does
+    is in pi's system prompt, which pi writes; here only their names)."""
+    return [{"name": n, "description": ""} for n in PI_OWN_TOOLS]
 
 
 def defaults(backend) -> dict:

@@ -17,9 +17,8 @@ from pydantic import (
 
 from agentloop import media
 from agentloop.harnesses import HARNESSES
-from agentloop.harnesses.settings import PACES, RunSettings
+from agentloop.harnesses.settings import PACES, PI_TOOLS, RunSettings, checked_tools
 from agentloop.model_backends import BACKENDS
-from agentloop.tools import select
 from demo_server.backends import URL_WAY, WAYS
 from demo_server.errors import ApiError
 
@@ -37,7 +36,7 @@ class Strict(BaseModel):
 
 
 def known_tools(names: list[str] | None) -> list[str] | None:
-    select(names or [])  # tools.py's one check: ValueError naming the tools there are
+    checked_tools(names or [])  # the one check: ValueError naming the tools there are
     return names
 
 
@@ -89,6 +88,12 @@ class RunSettingsIn(Strict):
         DEFAULT.pi_model,
         description="With harness pi: one of pi's own models, provider/id (GET /api/pi/models); empty or "
         "absent: this page's model.",
+    )
+    pi_tools: Literal[PI_TOOLS] | None = Field(  # type: ignore[valid-type]
+        DEFAULT.pi_tools,
+        description="With harness pi: what pi gives the model. pi: its own system prompt and tools "
+        "(read, bash, edit, write), each run in the sandbox over /data; book: agentloop's system "
+        "prompt and tools (settings.tools), as the built-in harness gives them.",
     )
     mtp: bool | None = Field(
         DEFAULT.mtp,
@@ -324,6 +329,12 @@ class Status(BaseModel):
     tools: list[ToolInfo] = Field(
         description="The tools the harness can give the model (settings.tools "
         "picks from them; defaults.tools is the pick when none is sent)."
+    )
+    pi_tools: list[ToolInfo] = Field(
+        default_factory=list,
+        description="pi's own tools, which pi gives the model with settings.pi_tools pi (each run "
+        "in the sandbox); settings.tools picks from them too, pi's read, bash, edit and write when "
+        "it names none.",
     )
     mtp: bool = Field(
         False,

@@ -42,7 +42,7 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
     with demo_server(site, wait_s=120, model=None, device="cpu") as server:
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.goto(f"{server.url}/chapters/16-pi/")
-        simple, pi = page.locator(".al-side-by-side .agentloop-panel").all()
+        simple, pi = page.locator(".al-side-by-side").first.locator(".agentloop-panel").all()
         pi.locator("button.al-run").wait_for(timeout=20000)  # live: the server answered
         assert simple.locator("select.al-harness-select").input_value() == "simple"
         assert not simple.locator("select.al-pi-model-select").is_visible()  # for pi only
@@ -51,12 +51,77 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
         pi.get_by_text("pi has no credentials").wait_for(timeout=20000)
         assert pi.locator("select.al-pi-model-select").input_value() == ""
 
+        # pi's own loop (the second pair's left panel): its form offers pi's own tools to tick,
+        # pi's defaults ticked, in place of the book's.
+        own = page.locator(".al-side-by-side").nth(1).locator(".agentloop-panel").first
+        own.locator("button.al-run").wait_for(timeout=20000)
+        assert own.locator("select.al-pi-tools-select").input_value() == "pi"
+        shown = own.locator("fieldset.al-tools").evaluate_all(
+            "sets => sets.filter(f => f.style.display !== 'none').map(f => [...f.querySelectorAll("
+            "'input')].map(i => [i.value, i.checked]))"
+        )
+        assert shown == [
+            [
+                ["read", True],
+                ["bash", True],
+                ["edit", True],
+                ["write", True],
+                ["grep", False],
+                ["find", False],
+                ["ls", False],
+            ]
+        ]
+        assert pi.locator("select.al-pi-tools-select").input_value() == "book"
+
         # One model serves every tab, so the two runs go one after the other.
         answer = str(48213 * 9127)
         assert answer in ask(simple, QUESTION)
         text = ask(pi, QUESTION)
         assert answer in text and "Request pi sent to the model" in text
         assert pi.locator(".al-tok").count() > 5  # this page's model: every token, as on the left
+        failures: list = []
+        page.on("response", lambda r: r.status >= 500 and failures.append((r.status, r.url)))
+
+        # Issue 42: a second question in the same conversation starts pi again on its session (it
+        # ended in a 500 before); a denial and a stop end their runs too, with no 500 anywhere.
+        def turn(n: int):
+            return pi.locator(f".al-turn:nth-child({n})")
+
+        def answer_each_call(n: int, button: str) -> int:
+            """Click `button` (approve or deny) for every call turn n asks about, until it ends."""
+            buttons, end, clicked = turn(n).locator(button), turn(n).locator(".al-run-end"), 0
+            for _ in range(720):  # six minutes at most
+                if end.count():
+                    return clicked
+                if buttons.count() > clicked:
+                    buttons.nth(clicked).click()
+                    clicked += 1
+                page.wait_for_timeout(500)
+            raise AssertionError(f"turn {n} did not end")
+
+        # The model may answer from the conversation, or compute again: approved if it asks.
+        pi.locator("textarea").fill("And what is that number plus 1?")
+        pi.locator("button.al-run").click()
+        answer_each_call(2, "button.al-approve")
+        assert "server failed" not in turn(2).inner_text().lower()
+        # New conversation: a fresh session, so the model computes again, and the reader denies it.
+        pi.locator("button.al-new-conversation").click()
+        pi.locator("textarea").fill(QUESTION)
+        pi.locator("button.al-run").click()
+        assert answer_each_call(1, "button.al-deny") >= 1
+        pi.locator("textarea").fill(QUESTION)
+        pi.locator("button.al-run").click()
+        turn(2).locator(".al-tok").first.wait_for(timeout=180000)
+        pi.locator("button.al-stop").click()
+        turn(2).locator(".al-run-end").wait_for(timeout=180000)
+        # Stop ended the step that was running: no empty step after it.
+        stopped = turn(2).locator(".al-step-title")
+        assert stopped.filter(has_text="Step 1").count() == 1
+        assert stopped.filter(has_text="Step 2").count() == 0
+        assert not failures, failures
+        assert "server failed" not in pi.inner_text().lower()
         ARTIFACTS.mkdir(exist_ok=True)
-        page.locator(".al-side-by-side").screenshot(path=str(ARTIFACTS / "chapter16-live.png"))
+        page.locator(".al-side-by-side").first.screenshot(
+            path=str(ARTIFACTS / "chapter16-live.png")
+        )
         page.close()

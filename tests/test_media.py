@@ -317,6 +317,25 @@ def test_agentloop_run_attach(tmp_path):
     assert refused.returncode == 2 and "clip.mp4 is named as a video" in refused.stderr
 
 
+def test_agentloop_run_attach_through_pi_as_in_the_server(tmp_path):
+    # Issue 42: the CLI and the server agree for pi: the file saved in /data and named in pi's
+    # question, the image sent with pi's prompt and encoded by the backend as in the built-in harness.
+    from tests.test_cli import agentloop
+
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(media_files.image(640, 480))
+    args = ["run", "--model", str(TINY["qwen3_5"]), "--no-tools", "--max-tokens", "2", "--json"]
+    ran = agentloop(*args, "--harness", "pi", "--pi-tools", "book", "--attach", str(photo), "What?")
+    got = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert not [e for e in got if e["type"] == "error"], ran.stderr[-2000:]
+    context = next(e for e in got if e["type"] == "context")
+    assert context["media_tokens"] == {"image": 300}
+    question = next(e for e in got if e["type"] == "request")["payload"]["messages"][-1]
+    assert "Attached: /data/photo.png" in json.dumps(question) and "image_url" in json.dumps(
+        question
+    )
+
+
 def test_a_processors_own_limit_is_said_in_both_languages(qwen, tmp_path):
     # Qwen3.5's processor takes no image whose sides differ more than 200 times.
     attachment = saved(tmp_path, media_files.image(4000, 1), "strip.png")

@@ -85,21 +85,26 @@ def test_status_says_which_kinds_the_model_reads(client):
     assert status["max_bytes"] == media.MAX_BYTES
 
 
-def test_files_for_a_harness_that_takes_none_are_refused_in_both_languages(client):
-    """Every live panel offers files (issue 47): the status names the harnesses that take them, so the form
-    sends none for pi, and the server refuses them for it all the same, in both languages."""
-    assert client.status()["media"]["harnesses"] == ["simple"]
+def test_files_for_pi_are_saved_named_and_an_image_reaches_the_model(client):
+    """Issue 42: pi takes attachments as the built-in harness does, in the server as in the CLI: each
+    file saved in /data and named in the question, and an image the model reads sent with pi's prompt,
+    which the endpoint decodes for the backend (it was a 400 before)."""
+    assert client.status()["media"]["harnesses"] == ["simple", "pi"]
     r = client.post(
         "/api/runs",
         {
             "question": "What is it?",
-            "settings": {**SETTINGS, "harness": "pi"},
+            "settings": {**SETTINGS, "harness": "pi", "pi_tools": "book"},
             "attachments": [attached("photo.png", media_files.image())],
         },
     )
-    assert r.status_code == 400, r.text
-    message = r.json()["message"]
-    assert "harness simple" in message["en"] and "harness simple" in message["zh"]
+    assert r.status_code == 200, r.text
+    evs = finished(client, r.json()["run_id"])
+    assert not [e for e in evs if e["type"] == "error"], evs[-3:]
+    user = next(e for e in evs if e["type"] == "request")["payload"]["messages"][-1]
+    assert sorted(p["type"] for p in user["content"]) == ["image_url", "text"]
+    assert "Attached: /data/photo.png" in json.dumps(user)
+    assert next(e for e in evs if e["type"] == "context")["media_tokens"]
     assert client.status()["busy"] is False
 
 

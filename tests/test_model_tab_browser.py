@@ -3,7 +3,7 @@ demo server on the embedded default model (agent-qwen3_5): a run's Model tab sho
 /api/status has them, what runs it, and the media kinds it refuses with why, in the reader's language; a
 recording made before run_start carried them says so, or takes the server's when that model is loaded; every
 live panel, not only chapter 7's, has the attach control with its line of what cannot be attached, and a file
-attached in chapter 8 reaches the model; chapter 16's pi panel says pi takes none."""
+attached in chapter 8 reaches the model; chapter 16's pi panel takes them too."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def test_a_recording_without_the_facts_takes_the_servers_only_for_its_own_model(
 def test_every_live_panel_has_the_attach_control_and_its_line(server, status, browser):
     """On main only chapter 7's panels (data-attach="true") had the attach control and the line saying which
     kinds cannot be attached, though any live panel's question may carry files. Elsewhere it is folded to
-    that line; chapter 16's pi panel says pi takes none."""
+    that line; chapter 16's pi panel takes them too."""
     why = status["media"]["refused"]["audio"]["en"]
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
     panel = live_panel(page, chapter_url(server.url, "08"))
@@ -165,20 +165,15 @@ def test_every_live_panel_has_the_attach_control_and_its_line(server, status, br
     panel.locator(".al-controls").screenshot(path=str(ARTIFACTS / "attach-folded-ch08.png"))
 
     page.goto(chapter_url(server.url, "16"))
-    simple, pi = page.locator(".al-side-by-side .agentloop-panel").all()
+    simple, pi = page.locator(".al-side-by-side").first.locator(".agentloop-panel").all()
     pi.locator("button.al-run").wait_for(timeout=30000)
     assert why in simple.locator(".al-attach .al-att-cannot").inner_text()
     assert simple.locator(".al-attach .al-att-harness").is_hidden()
     assert why in pi.locator(".al-attach .al-att-cannot").inner_text()
-    said = pi.locator(".al-attach .al-att-harness").inner_text()
-    assert said.startswith("pi (coding agent, RPC) takes no attachments")
-    assert pi.locator(".al-attach button.al-att-pick").is_disabled()
-    # The switch moves the other way too: the simple panel, switched to pi, says the same.
-    page.locator(".al-side-by-side").screenshot(path=str(ARTIFACTS / "attach-ch16.png"))
-    simple.locator("select.al-harness-select").select_option("pi")
-    simple.locator(".al-attach .al-att-harness").wait_for()
-    simple.locator("select.al-harness-select").select_option("simple")
-    simple.locator(".al-attach .al-att-harness").wait_for(state="hidden")
+    # pi takes files too (issue 42): no line says otherwise, and its picker is there to use.
+    assert pi.locator(".al-attach .al-att-harness").is_hidden()
+    assert pi.locator(".al-attach button.al-att-pick").is_enabled()
+    page.locator(".al-side-by-side").first.screenshot(path=str(ARTIFACTS / "attach-ch16.png"))
     page.close()
 
 

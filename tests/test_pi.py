@@ -20,6 +20,7 @@ import pytest
 from agentloop import events
 from agentloop.harnesses.model_endpoint import ModelEndpoint
 from agentloop.harnesses.pi import harness as pi_harness
+from agentloop.harnesses.pi import session
 from agentloop.harnesses.pi.command import NODE, PI_CLI
 from agentloop.harnesses.pi.harness import PiHarness
 from agentloop.harnesses.pi.menu import PiMenu
@@ -68,15 +69,17 @@ def home(tmp_path, monkeypatch):
 
 
 def run_pi(
-    llm, folder: Path, decide=lambda e: True, on_event=None, **settings
+    llm, folder: Path, decide=lambda e: True, on_event=None, history=(), **settings
 ) -> tuple[list[dict], PiHarness]:
     question = settings.pop("question", QUESTION)
     return run_harness(
         lambda emit: PiHarness(
             llm,
-            [],
+            list(history),
             question,
-            RunSettings(temperature=0, max_new_tokens=128, **settings),
+            RunSettings(
+                **{"temperature": 0, "max_new_tokens": 128, "pi_tools": "book", **settings}
+            ),
             emit,
             folder,
         ),
@@ -139,6 +142,43 @@ def test_a_question_through_pi_arrives_as_the_books_events_in_order(agent, folde
     assert_gone(harness)
 
 
+def test_a_follow_up_starts_pi_again_on_its_session_and_the_model_reads_it_all(agent, folder, home):
+    first, harness = run_pi(agent, folder)
+    assert first[-1]["stop_reason"] == "final" and ANSWER in first[-1]["final"]
+    kept = folder / session.NAME  # pi's session, kept in the conversation's folder
+    assert kept.is_file() and QUESTION in kept.read_text()
+    follow_up = "Now add 1 to that number."
+    second, _ = run_pi(agent, folder, history=harness.messages, question=follow_up)
+    # The first request of the follow-up carries the whole conversation: pi read its session.
+    sent = only(second, "request")[0]["payload"]["messages"]
+    said = json.dumps(sent)
+    assert QUESTION in said and ANSWER in said and follow_up in said
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    # And the model read it: the prompt the endpoint rendered holds the first question and answer.
+    prompt = only(second, "context")[0]["prompt"]
+    assert QUESTION in prompt and ANSWER in prompt and follow_up in prompt
+    assert not only(second, "error") and second[-1]["type"] == "run_end"
+    assert follow_up in kept.read_text()  # the session grew by the second question
+
+
+def test_a_session_the_code_made_a_link_is_refused_and_never_written_through(
+    agent, folder, home, tmp_path
+):
+    # The model's code can write /data: a link in place of the session must not make pi (or the
+    # host) read or append to the file it points at.
+    target = tmp_path / "host-file.txt"
+    target.write_text("the host's own\n")
+    (folder / session.NAME).symlink_to(target)
+    evs, harness = run_pi(agent, folder, history=[{"role": "user", "content": "hi"}])
+    error = only(evs, "error")[0]
+    assert "cannot be continued" in error["message"]["en"] and "link" in error["message"]["en"]
+    assert error["message"]["zh"] and evs[-1]["stop_reason"] == "error" and harness.pi is None
+    # A new question writes its session over the link, not through it.
+    evs, _ = run_pi(agent, folder, max_steps=1)
+    assert target.read_text() == "the host's own\n"
+    assert not (folder / session.NAME).is_symlink() and (folder / session.NAME).is_file()
+
+
 def test_a_denied_call_reaches_the_model_as_a_refusal(agent, folder, home):
     evs, harness = run_pi(agent, folder, decide=lambda e: False, max_steps=3)
     assert only(evs, "decision")[0]["approved"] is False
@@ -147,7 +187,7 @@ def test_a_denied_call_reaches_the_model_as_a_refusal(agent, folder, home):
     # The next request carries the refusal as the tool's result: that is what the model reads.
     tool_message = only(evs, "request")[1]["payload"]["messages"][-1]
     assert tool_message["role"] == "tool" and "denied" in json.dumps(tool_message)
-    assert not list(folder.iterdir()) and evs[-1]["type"] == "run_end"
+    assert [p.name for p in folder.iterdir()] == [session.NAME] and evs[-1]["type"] == "run_end"
     assert_gone(harness)
 
 
@@ -391,6 +431,8 @@ def test_cli_runs_a_question_through_pi(home, tmp_path):
             QUESTION,
             "--harness",
             "pi",
+            "--pi-tools",
+            "book",
             "--yes",
             "--json",
             "--temperature",
@@ -472,7 +514,7 @@ def test_server_menu_of_pis_own_models_and_its_switches(server_client, home, mon
 
 def test_server_runs_pi_and_stops_it(server_client, home):
     run_id = server_client.start_run(
-        QUESTION, {"harness": "pi", "temperature": 0, "max_new_tokens": 128}
+        QUESTION, {"harness": "pi", "pi_tools": "book", "temperature": 0, "max_new_tokens": 128}
     )
     got = []
     for event in server_client.run_events(run_id):

@@ -24,7 +24,8 @@ connection has `request_s` seconds to send its whole request, and at most `max_c
 at once (guarded_http.py), with no thread for any of them.
 
 Follows: OpenAI's streamed chat completions (`data:` chunks, then `data: [DONE]`), HTTP/1.1 as h11
-reads it. Left out: non-streamed completions, n > 1, images, logprobs in the response (the book has
+reads it; images in a user message as base64 data URLs (pi sends an attached image so). Left out:
+non-streamed completions, n > 1, images in a tool's result, logprobs in the response (the book has
 them as events), keep-alive between requests (every response closes its connection; pi opens one per
 request), chunked request bodies (pi sends a Content-Length), WebSockets, TLS (loopback only).
 """
@@ -32,6 +33,8 @@ request), chunked request bodies (pi sends a Content-Length), WebSockets, TLS (l
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import hmac
 import json
 import secrets
@@ -46,11 +49,12 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from agentloop import events, guarded_http
+from agentloop import events, guarded_http, media
 from agentloop.harnesses.pace import Hold, full_speed
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.step import take_step
 from agentloop.model_backends import Backend
+from agentloop.sandbox import cleanup
 
 PATH = "/v1/chat/completions"
 MAX_BODY = 8 << 20  # bytes: a whole conversation fits; a runaway request does not
@@ -103,6 +107,7 @@ class ModelEndpoint:
         self._stop = threading.Event()
         self.done: dict[int, dict] = {}  # step -> the backend's `done`, for PiHarness's model_end
         self.conversation: list[dict] = []  # the last request, as SimpleHarness's messages
+        self.images = Images()  # the images pi sends, decoded once each
         # Bound here, so base_url is known before start() and a client that comes early waits in
         # the backlog instead of being refused.
         self._socket = loopback_socket()
@@ -137,6 +142,7 @@ class ModelEndpoint:
             self._socket.close()
         else:
             self._thread.join()
+        self.images.close()
 
     def authorized(self, header: str | None) -> bool:
         expected = f"Bearer {self.secret}"
@@ -153,7 +159,7 @@ class ModelEndpoint:
         """Generate one reply to `request`, calling send(chunk) for each OpenAI chunk (None: a
         keep-alive), which returns False once the client has gone."""
         # [quote:complete]
-        messages, tools = conversation_from(request, self.llm.family.thinking_key)
+        messages, tools = conversation_from(request, self.llm.family.thinking_key, self.images)
         step = self._next_step()
         gone = threading.Event()
 
@@ -230,10 +236,13 @@ class ModelEndpoint:
             chunks.end()
 
 
-def conversation_from(request: dict, thinking_key: str) -> tuple[list[dict], list[dict] | None]:
+def conversation_from(
+    request: dict, thinking_key: str, images: Images | None = None
+) -> tuple[list[dict], list[dict] | None]:
     """An OpenAI chat request as the messages SimpleHarness keeps: a tool call's arguments a dict
-    again, the thinking under the family's key, a tool result with its tool's name. Raises
-    BadRequest for what cannot be."""
+    again, the thinking under the family's key, a tool result with its tool's name, a user's images
+    as the media parts SimpleHarness gives a question (`images` decodes them; without, they are
+    only checked to be images as data URLs). Raises BadRequest for what cannot be."""
     if not isinstance(request, dict):
         raise BadRequest("the body must be a JSON object")
     raw = request.get("messages")
@@ -251,7 +260,9 @@ def conversation_from(request: dict, thinking_key: str) -> tuple[list[dict], lis
         if role in ("system", "developer"):
             messages.append({"role": "system", "content": text_of(m.get("content"), i)})
         elif role == "user":
-            messages.append({"role": "user", "content": text_of(m.get("content"), i)})
+            messages.append(
+                {"role": "user", "content": user_content_of(m.get("content"), i, images)}
+            )
         elif role == "assistant":
             messages.append(_assistant(m, i, thinking_key, names))
         elif role == "tool":
@@ -290,6 +301,71 @@ def _assistant(m: dict, i: int, thinking_key: str, names: dict[str, str]) -> dic
     if calls:
         message["tool_calls"] = calls
     return message
+
+
+def user_content_of(content, i: int, images: Images | None):
+    """A user message's content: its text, or with images, their media parts first and then the
+    text, as media.user_content writes a question with attachments."""
+    if not isinstance(content, list) or all(
+        isinstance(p, dict) and p.get("type") == "text" for p in content
+    ):
+        return text_of(content, i)
+    parts, texts = [], []
+    for p in content:
+        kind = p.get("type") if isinstance(p, dict) else None
+        if kind == "text":
+            texts.append(p.get("text", ""))
+        elif kind == "image_url":
+            url = (
+                (p.get("image_url") or {}).get("url")
+                if isinstance(p.get("image_url"), dict)
+                else None
+            )
+            data = image_bytes(url, i)
+            parts.append(images.part(data) if images else {"type": "image", "path": None})
+        else:
+            raise BadRequest(
+                f"messages[{i}]: only text and image parts are supported here, not {kind!r}"
+            )
+    return [*parts, {"type": "text", "text": "".join(texts)}]
+
+
+def image_bytes(url, i: int) -> bytes:
+    """An image sent as a data URL (pi sends images so), as bytes."""
+    head, _, data = (url or "").partition(",")
+    if not (head.startswith("data:image/") and head.endswith(";base64")):
+        raise BadRequest(
+            f"messages[{i}]: an image must be a base64 data URL (data:image/…;base64,…)"
+        )
+    try:
+        return base64.b64decode(data, validate=True)
+    except ValueError:
+        raise BadRequest(f"messages[{i}]: the image's base64 does not decode") from None
+
+
+class Images:
+    """The images of the conversation pi sends, each checked and decoded once (media.py, the same
+    checks as an attachment) and kept in a private folder the sandbox never sees, so every step's
+    prompt encodes it as SimpleHarness encodes an attached one. The folder goes with the endpoint."""
+
+    def __init__(self):
+        self.folder = cleanup.temp_folder("agentloop-media")
+        self._parts: dict[str, dict] = {}  # sha256 of the bytes -> the media part
+
+    def part(self, data: bytes) -> dict:
+        key = hashlib.sha256(data).hexdigest()
+        if key not in self._parts:
+            try:
+                checked = media.check(data, f"image-{key[:12]}.bin")
+            except media.MediaError as e:
+                raise BadRequest(f"an image pi sent cannot be read: {e.en}") from None
+            if checked.kind != "image":
+                raise BadRequest(f"an image pi sent is {checked.kind}, not an image")
+            self._parts[key] = media.keep(checked, self.folder, f"image-{key[:12]}").part()
+        return self._parts[key]
+
+    def close(self) -> None:
+        cleanup.remove_tree(self.folder)
 
 
 def text_of(content, i: int) -> str:

@@ -18,6 +18,11 @@ from agentloop.tools import DEFAULT_TOOLS, TOOLS, Tool, select
 # `paused` and waits for the reader's Next. The waits are the Reader's (base.py); pace.py keeps them out of
 # the model's timings.
 PACES = ("full", "slow", "step")
+PI_TOOLS = ("pi", "book")
+# pi's own tools (pi 1.6's, each run in the sandbox by pi/extension.ts), and those pi gives the model
+# unless told otherwise (its --tools default). settings.tools may name them beside the book's.
+PI_OWN_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")
+PI_DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 SLOW_S = 0.3
 
 
@@ -40,6 +45,9 @@ class RunSettings:
     harness: str = "simple"
     # PiHarness only: one of pi's own models as "provider/id"; "": this page's model.
     pi_model: str = ""
+    # PiHarness only: one of PI_TOOLS, what pi gives the model: "pi", its own system prompt and tools
+    # (each run in the sandbox); "book", agentloop's system prompt and tools, as SimpleHarness gives them.
+    pi_tools: str = "pi"
     # The sampler's seed (chapter 9): a sampled run then replays as recorded.
     seed: int | None = None
     # One of PACES: how fast the run goes, and where it waits for the reader's Next (chapter 14).
@@ -62,7 +70,25 @@ def run_settings(recommended: Sampling, **given) -> RunSettings:
     settings = replace(
         settings, **{name: value for name, value in given.items() if value is not None}
     )
-    return replace(settings, tools=tuple(select(settings.tools)))
+    return replace(settings, tools=checked_tools(settings.tools))
+
+
+def checked_tools(names) -> tuple[str, ...]:
+    """The tool names, each one of the book's (tools.py) or one of pi's own. ValueError naming the
+    tools there are, for any other."""
+    names = tuple(names)
+    select(n for n in names if n not in PI_OWN_TOOLS)  # the book's: tools.py's one check
+    return names
+
+
+def pi_tool_names(settings: RunSettings) -> list[str]:
+    """pi's own tools the model sees in a run: those settings.tools names, in pi's order, or pi's
+    defaults when it names none of them (the book's default, run_python, is not one); none when
+    use_tools is off."""
+    if not settings.use_tools:
+        return []
+    named = [n for n in PI_OWN_TOOLS if n in settings.tools]
+    return named or list(PI_DEFAULT_TOOLS)
 
 
 def tools_for(settings: RunSettings) -> dict[str, Tool]:

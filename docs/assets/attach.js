@@ -2,10 +2,11 @@
    - attachControl(root, status): every live loop panel's attach control (drop or pick), with a thumbnail
      for an image, a waveform for a sound and the frames kept for a video. It is folded to one line (open
      where the root has data-attach="true", chapter 7's panels), and that line always says which kinds the
-     loaded model cannot read and why, and when the form's harness takes no attachments (pi: its files
-     are then not sent). panel/form.js adds it to every live form and calls update(status) when another
-     model is loaded and useHarness(name) when the harness switch moves; panel/run-stream.js sends its
-     files with the question and hands it the server's answer.
+     loaded model cannot read and why, and when the form's harness takes no attachments (since issue 42
+     every harness takes them; such a harness's files would not be sent). panel/form.js adds it to every
+     live form and calls update(status) when another model is loaded and useHarness(name) when the
+     harness switch moves; panel/run-stream.js sends its files with the question and hands it the
+     server's answer.
    - the media panel, <div class="agentloop-media" data-replay="runs/a.json runs/b.json"></div>: drop or pick
      a file and see the placeholder tokens it becomes in each family (POST /api/media/expand, live); with no
      server, the recordings (each beside its spec, which names the sample file it sent) replay.
@@ -246,7 +247,7 @@ export function attachControl(root, status, previous) {
       ({ reads, refused, maxBytes, harnesses } = mediaOf(next));
       draw();
     },
-    // The form's harness switch moved: a harness that takes no attachments (pi) is said so, and its
+    // The form's harness switch moved: a harness that takes no attachments is said so, and its
     // questions go without the files (they stay here for a harness that takes them).
     useHarness(name) {
       harnessName = name || null;

@@ -241,6 +241,12 @@ export const STRINGS = {
   "harness.pi": { en: "pi (coding agent, RPC)", "zh-Hant": "pi（程式代理，RPC）" },
   "harness.page_model": { en: "this page's model", "zh-Hant": "這個頁面的模型" },
   "harness.pi_model": { en: "The model pi asks", "zh-Hant": "pi 詢問的模型" },
+  "harness.pi_tools": { en: "What pi gives the model", "zh-Hant": "pi 給模型的內容" },
+  "harness.pi_tools_pi": {
+    en: "pi's own prompt and tools (run in the sandbox)",
+    "zh-Hant": "pi 自己的提示與工具（在沙箱中執行）",
+  },
+  "harness.pi_tools_book": { en: "pi with the book's tools", "zh-Hant": "pi 搭配本書的工具" },
   "harness.pi_models_failed": {
     en: "pi's models could not be listed: {err}",
     "zh-Hant": "無法列出 pi 的模型：{err}",

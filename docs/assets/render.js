@@ -122,7 +122,7 @@ export function hidePopover() {
 // What a run needs from the reader, drawn whatever a panel's data-show leaves out: a permission
 // (the run waits for it), its decision, the end, and an error.
 const ALWAYS_SHOWN = new Set(["permission", "decision", "run_end", "error"]);
-const TAB_EVENTS = new Set(["run_start", "context", "prefill", "model_end"]);
+const TAB_EVENTS = new Set(["run_start", "context", "prefill", "model_end", "request"]);
 // What a step's timeline draws whatever data-show says: its phases and their ms.
 const TIMELINE_EVENTS = new Set(["prefill", "model_end", "tool_result"]);
 // The channels of events.py's CHANNELS, each named in the string table (ch.<name>).
@@ -336,6 +336,15 @@ class RunTabs {
       cells[5].textContent = fmtNum(ev.tok_per_s);
     } else if (ev.type === "context") {
       this.drawContext(ev);
+    } else if (ev.type === "request") {
+      // pi's request comes before the step's context (this page's model) or alone (pi's own model):
+      // kept, and drawn under the context of its step.
+      this.request = ev;
+      if (this.contextStep !== ev.step) {
+        this.panes.context.replaceChildren();
+        this.contextStep = null;
+      }
+      this.panes.context.append(requestView(ev));
     }
   }
 
@@ -353,7 +362,35 @@ class RunTabs {
     added.title = t("ctx.step_added", { step: ev.step });
     pre.append(prompt.slice(0, cut), added);
     pane.append(facts, meter, legend, pre);
+    this.contextStep = ev.step;
+    if (this.request && this.request.step === ev.step) pane.append(requestView(this.request));
   }
+}
+
+// pi's request as JSON, its messages one a line, those the step added (from added_from on) marked,
+// as the context marks what the step added to the prompt.
+function requestText(ev) {
+  const payload = ev.payload || {};
+  const messages = Array.isArray(payload.messages) ? payload.messages : [];
+  const rest = { ...payload };
+  delete rest.messages;
+  const cut = Math.max(0, Math.min(messages.length, ev.added_from || 0));
+  const line = (m) => `  ${JSON.stringify(m)}\n`;
+  const pre = el("pre", "al-pre al-request-text");
+  pre.append(`${asText(rest)}\nmessages:\n`, messages.slice(0, cut).map(line).join(""));
+  if (cut < messages.length) {
+    const added = el("mark", "al-added", messages.slice(cut).map(line).join(""));
+    added.title = t("ctx.step_added", { step: ev.step });
+    pre.append(added);
+  }
+  return pre;
+}
+
+// The request in the Context tab: a heading, then requestText.
+function requestView(ev) {
+  const box = el("div", "al-context-request");
+  box.append(el("div", "al-title", t("req.title")), requestText(ev));
+  return box;
 }
 
 // The renderer: one per panel. push() queues events; they are drawn together at the next animation
@@ -613,7 +650,7 @@ export class Renderer {
     d.addEventListener("toggle", () => {
       if (!d.open || d._built) return;
       d._built = true;
-      d.append(el("pre", "al-pre", asText(ev.payload)));
+      d.append(requestText(ev));
     });
     this.place(ev, d);
   }

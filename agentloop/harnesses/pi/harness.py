@@ -5,20 +5,21 @@ round again. PiHarness starts it as a child process for each question and turns 
 writes into the book's events, so the server, the CLI and the panels take it exactly as they take
 SimpleHarness (the same constructor, the same events). The model pi asks is this page's model,
 served to pi by ModelEndpoint on 127.0.0.1 (every token then shows as in the built-in harness), or
-one of pi's own providers (`delta` events: text without token boundaries). pi starts in a private
+one of pi's own providers (`delta` events: text without token boundaries). pi starts with a private
 agent dir (models.json, settings.json with pi's retries off), with none of the user's extensions,
 skills, prompt templates, themes or context files, and one extension of ours (extension.ts): it
-reports each provider request and asks the reader before every tool call. How pi is started is
-command.py's, the child process and its protocol rpc.py's, and the menu of pi's own models menu.py's.
-
-pi starts in its agent dir, never in the conversation's folder (command.py says why).
-
-Left out: follow-up questions (each question starts a fresh pi), images, pi's sessions and
-compaction.
+reports each provider request, asks the reader before every tool call, and runs every tool in the
+sandbox, pi's own (settings.pi_tools "pi", sandboxed.py) or the book's ("book"). pi's start is
+command.py's, its process and protocol rpc.py's, the menu of pi's own models menu.py's.
+pi never starts in the conversation's folder (command.py says why). It keeps its session there
+(session.py), and a follow-up question starts pi again on it, so the model reads the whole
+conversation. Attached files are saved in /data and named in the question; an image the model reads
+goes with pi's prompt. Left out: compaction (off), images in a tool's result.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import tempfile
@@ -32,7 +33,9 @@ from pathlib import Path
 from agentloop import events, media
 from agentloop.harnesses.base import Reader
 from agentloop.harnesses.model_endpoint import ModelEndpoint
+from agentloop.harnesses.pi import session
 from agentloop.harnesses.pi.command import (
+    PI_CWD,
     PROVIDER,
     pi_command,
     pi_env,
@@ -40,7 +43,7 @@ from agentloop.harnesses.pi.command import (
     write_agent_dir,
 )
 from agentloop.harnesses.pi.rpc import PiFailed, PiProcess
-from agentloop.harnesses.settings import RunSettings, tools_for
+from agentloop.harnesses.settings import RunSettings, pi_tool_names, tools_for
 from agentloop.model_backends import Backend
 from agentloop.model_backends.facts import model_facts
 from agentloop.sandbox import data_folder
@@ -60,7 +63,9 @@ class PiHarness:
     """pi's loop, with the same Reader as SimpleHarness (base.py): the same decide(), stop(),
     permission wait and time limit, so a call waits for the reader in the same way in both."""
 
-    takes_attachments = False  # not yet: files in /data are named in the question instead
+    # Attached files are saved in /data, pi's tools' working folder, and named in the question; an
+    # image the model reads also goes with the prompt, as pi sends images (message()).
+    takes_attachments = True
 
     def __init__(
         self,
@@ -72,12 +77,6 @@ class PiHarness:
         files: Path | None = None,
         attachments: Sequence[media.Attachment] = (),
     ):
-        if history:
-            raise ValueError(
-                "PiHarness starts a fresh pi for each question: follow-ups are not supported yet"
-            )
-        if attachments:
-            raise ValueError("PiHarness takes no attachments: name the files in the question")
         if llm is None and not settings.pi_model:
             raise ValueError(
                 "PiHarness needs this page's model, or one of pi's own (settings.pi_model)"
@@ -86,14 +85,22 @@ class PiHarness:
         # With pi's own model nothing runs here; run_start reports the harness as pi.
         self.llm = None if settings.pi_model else llm
         self.settings = replace(settings, harness="pi")
-        self.messages = [*history, {"role": "user", "content": user_text}]
+        # The reader's turn as SimpleHarness keeps it (media parts, then the text), for the panels.
+        question = media.user_content(user_text, list(attachments))
+        self.messages = [*history, {"role": "user", "content": question}]
+        # A follow-up starts pi again on the session it kept in the conversation's folder (session.py).
+        self.follow_up = bool(history)
         self.files = files or data_folder.create()  # the folder pi's tools see as /data
-        self.tools = tools_for(settings)
+        # What pi gives the model: its own tools (run in the sandbox), or the book's (settings.pi_tools).
+        self.own_tools = settings.pi_tools == "pi"
+        self.tools = {} if self.own_tools else tools_for(settings)
+        self.tool_names = pi_tool_names(settings) if self.own_tools else list(self.tools)
         self._emit = emit
         self.reader = Reader(self.settings, self.emit)  # permission, Stop and the time limit
         self.endpoint: ModelEndpoint | None = None
         self.pi: PiProcess | None = None
         self.user_text = user_text
+        self.attachments = list(attachments)
         self.step = 0
         self._requests = 0  # provider requests pi has reported; the endpoint serves them in order
         self._served = 0
@@ -112,20 +119,30 @@ class PiHarness:
             model=model,
             family=self.llm.family.key if self.llm else "",
             settings=asdict(s),
-            tools=list(self.tools),
+            tools=self.tool_names,
             question=self.messages[-1]["content"],
             # This page's model's facts; pi's own model is its provider's, with none to tell.
             **(model_facts(self.llm) if self.llm else {}),
         )
         agent_dir = Path(tempfile.mkdtemp(prefix="agentloop-pi-agent-"))  # never the user's ~/.pi
+        # pi's copy of the session (pi never opens a path in /data), in a folder of its own: pi makes a
+        # new session in place of one that lies in its agent dir itself.
+        own_session = agent_dir / "session" / "session.jsonl"
+        own_session.parent.mkdir()
         try:
+            if self.follow_up:
+                session.take(self.files, own_session)
             if self.llm is not None:
                 self.endpoint = ModelEndpoint(
                     self.llm, s, self._emit, self._step_for_request, hold=self.reader.hold
                 )
                 self.endpoint.start()
             write_agent_dir(agent_dir, self.endpoint, self.llm, s)
-            self.pi = PiProcess(pi_command(), agent_dir, pi_env(agent_dir, self.tools, self.files))
+            self.pi = PiProcess(
+                pi_command(own_session, self.tool_names if self.own_tools else None),
+                PI_CWD,
+                pi_env(agent_dir, self.tools, self.files, s.pi_tools),
+            )
             provider, model_id = (
                 split_model(s.pi_model) if s.pi_model else (PROVIDER, pi_model_id(self.llm))
             )
@@ -133,11 +150,21 @@ class PiHarness:
             self.pi.command("set_thinking_level", level="medium" if s.thinking else "off")
             self.pi.command("set_auto_retry", enabled=False)
             # Sent without waiting: its answer comes among the run's records.
-            self.pi.send("prompt", message=self.user_text)
+            self.pi.send("prompt", **self._message())
             stop_reason, final = self._follow()
         # [/quote:start]
         except PiFailed as e:
             self.emit("error", message={"en": f"pi failed: {e}", "zh": f"pi 執行失敗：{e}"})
+            stop_reason, final = "error", ""
+        except data_folder.Refused as e:  # the session the model's code could have changed
+            self.emit(
+                "error",
+                message={
+                    "en": f"pi's session in this conversation cannot be continued: {e} "
+                    "Start a new conversation.",
+                    "zh": f"無法接續這個對話中 pi 的工作階段：{e} 請開始新的對話。",
+                },
+            )
             stop_reason, final = "error", ""
         finally:
             self.reader.stop()  # ends any wait still open (the endpoint's, for a request)
@@ -145,6 +172,7 @@ class PiHarness:
                 self.endpoint.close()
             if self.pi:
                 self.pi.close()
+                self._keep_session(own_session)
             shutil.rmtree(agent_dir, ignore_errors=True)
         self._keep_conversation(final)
         self.emit(
@@ -172,6 +200,8 @@ class PiHarness:
             kind = record.get("type")
             if kind == "agent_settled":
                 return stop_reason, final
+            if kind == "turn_start" and aborted_at is not None:
+                continue  # a turn pi began before the abort reached it: no step of the reader's
             if kind == "turn_start" and self.step >= self.settings.max_steps and aborted_at is None:
                 stop_reason, aborted_at = "max_steps", time.monotonic()
                 self.pi.send("abort")
@@ -200,7 +230,12 @@ class PiHarness:
             if self._turn.get("first") is None:
                 self._turn["first"] = time.perf_counter()
             channel = DELTA_CHANNELS.get(update.get("type"))
+            if update.get("type") == "toolcall_start":  # the call's name, before its arguments
+                channel = "tool_call"
+                gap = "\n" if self._turn.get("wrote") else ""
+                update = {"delta": gap + tool_name(update) + " "}
             if channel and self.llm is None:  # this page's model already sent every token
+                self._turn["wrote"] = True
                 self.emit("delta", step=self.step, channel=channel, text=update.get("delta", ""))
         elif kind == "tool_execution_start" and not r.get("parentToolCallId"):
             self.emit(
@@ -254,6 +289,35 @@ class PiHarness:
             self._request_seen.notify_all()
 
     # [/quote:request]
+
+    def _message(self) -> dict:
+        """The prompt command's fields: the question, naming every attached file by its path in
+        /data, and the images the model reads (their host copies, never /data's) as pi takes them."""
+        names = "".join(f"\nAttached: /data/{a.name}" for a in self.attachments)
+        images = [
+            {
+                "type": "image",
+                "data": base64.b64encode(Path(a.path).read_bytes()).decode(),
+                "mimeType": image_mime(a.path),
+            }
+            for a in self.attachments
+            if a.kind == "image" and a.path
+        ]
+        return {"message": self.user_text + names, **({"images": images} if images else {})}
+
+    def _keep_session(self, own_session: Path) -> None:
+        """pi's session back in the conversation's folder, for the next question in it."""
+        try:
+            session.keep(own_session, self.files)
+        except OSError as e:  # the code put a folder in its place, or filled /data
+            self.emit(
+                "error",
+                message={
+                    "en": f"pi's session could not be kept in /data ({e.strerror}): a follow-up "
+                    "question will not continue it.",
+                    "zh": f"無法把 pi 的工作階段存進 /data（{e.strerror}）：後續提問將無法接續。",
+                },
+            )
 
     def _keep_conversation(self, final: str) -> None:
         """The conversation as SimpleHarness keeps it: pi's last request, as the endpoint read it,
@@ -347,6 +411,25 @@ def split_model(name: str) -> tuple[str, str]:
     if not model_id:
         raise ValueError(f"pi's model must be written provider/id, not {name!r}")
     return provider, model_id
+
+
+def image_mime(path: str) -> str:
+    """An image's MIME type, by what Pillow reads in it (media.py has checked it is one)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return Image.MIME.get(image.format or "", "image/png")
+
+
+def tool_name(update: dict) -> str:
+    """The tool a `toolcall_start` update begins: its name in the message so far (pi-ai's
+    AssistantMessageEvent carries the partial message and the call's index in it)."""
+    if update.get("toolName"):
+        return str(update["toolName"])
+    parts = (update.get("partial") or {}).get("content") or []
+    index = update.get("contentIndex")
+    part = parts[index] if isinstance(index, int) and 0 <= index < len(parts) else {}
+    return str(part.get("name") or "") if isinstance(part, dict) else ""
 
 
 def text_of_message(message: dict, thinking: bool = False) -> str:

@@ -272,11 +272,26 @@ export class LiveForm {
     harness.box.addEventListener("change", harnessPicked);
     harnessPicked();
     const offered = Array.isArray(status.tools) ? status.tools : [];
-    const tools = toolsChecklist(
-      offered,
-      Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [],
-    );
-    if (offered.length) foldedBody.append(tools.element);
+    const chosen = Array.isArray(kept.tools) ? kept.tools : Array.isArray(defaults.tools) ? defaults.tools : [];
+    const bookTools = toolsChecklist(offered, chosen);
+    // pi with its own tools: the checklist lists pi's (read, bash, edit, write by default).
+    const piOffered = Array.isArray(status.pi_tools) ? status.pi_tools : [];
+    const piNames = piOffered.map((tool) => tool.name);
+    const piChosen = chosen.filter((n) => piNames.includes(n));
+    const piTools = toolsChecklist(piOffered, piChosen.length ? piChosen : ["read", "bash", "edit", "write"]);
+    const ownTools = () => {
+      const h = harness.values();
+      return h.harness === "pi" && h.pi_tools === "pi" && piOffered.length > 0;
+    };
+    const tools = { selected: () => (ownTools() ? piTools : bookTools).selected() };
+    const showTools = () => {
+      bookTools.element.style.display = ownTools() ? "none" : "";
+      piTools.element.style.display = ownTools() ? "" : "none";
+    };
+    if (offered.length) foldedBody.append(bookTools.element);
+    if (piOffered.length) foldedBody.append(piTools.element);
+    harness.box.addEventListener("change", showTools);
+    showTools();
     form.insertBefore(folded, root.dataset.harness ? harness.box : null);
     this.foldedLine = foldedLine;
     const edited = (e) => {
