@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentloop import events
+from tests.conftest import english
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +56,7 @@ def copy_project(dest: Path) -> Path:
 
 
 def chapter1(docs: Path) -> Path:
-    (path,) = sorted((docs / "chapters").glob("01-*.md"))
+    (path,) = english((docs / "chapters").glob("01-*.md"))
     return path
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 # The built book on a static server, as chapter pages are read in the layout test.
+from tests.conftest import page_url
 from tests.test_layout import base  # noqa: F401, F811
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,9 +39,10 @@ MEASURE = """([name, smallest]) => {
 def pages_with_figures() -> list[tuple[str, str]]:
     """(page URL, figure name) for every figure each page shows, from the Markdown."""
     out = []
-    for md in sorted((ROOT / "docs").rglob("*.md")):
-        rel = md.relative_to(ROOT / "docs").with_suffix("").as_posix()
-        url = "" if rel == "index" else f"{rel}/"
+    for md in sorted(
+        (ROOT / "docs").rglob("*.md")
+    ):  # both editions: a zh-Hant page draws NAME.zh-Hant.svg
+        url = page_url(md.relative_to(ROOT / "docs").as_posix())
         for name in FIGURE.findall(md.read_text(encoding="utf-8")):
             out.append((url, name))
     return out

@@ -1,0 +1,140 @@
+"""MkDocs hook that keeps the two editions in step (the comparison itself is docs/hooks/editions.py).
+
+on_files           once per build, in the English edition's build: every page of the navigation has its
+                   zh-Hant page, or is listed in mkdocs.yml under `extra.untranslated` (a list that must shrink
+                   to empty; a listed page that is translated fails too); a translation's kept parts (quotes, code,
+                   panels, links, headings, tabs, exercises) are the English page's; a zh-Hant page without an
+                   English page fails. Each failure is a warning, so the strict build stops and names the page.
+                   A stale translation (its English page changed after its `source_blob`) is reported, listing
+                   the pages, and does not fail the build: an English correction must not wait for a translator,
+                   and whatever a reader could be misled by (code, panels, numbers of exercises, headings, links)
+                   is held to the English page by the check above whether or not the page is stale.
+on_page_markdown   on a zh-Hant page, a short note under the title: its English page changed since the
+                   translation (stale), or the page is not translated yet (the English text is shown).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import posixpath
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import get_plugin_logger
+
+log = get_plugin_logger("editions")
+
+
+def _load_editions():
+    name = "agentloop_book_editions"
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("editions.py"))
+    if spec is None or spec.loader is None:
+        raise PluginError("cannot load docs/hooks/editions.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+editions = _load_editions()
+_state: dict = {"stale": set(), "untranslated": set()}
+
+STALE_NOTE = (
+    '!!! warning "英文原文已更新"\n\n'
+    "    這一頁翻譯之後，它的[英文原文]({url})改過了；在譯文跟上之前，兩者可能有出入。\n"
+)
+UNTRANSLATED_NOTE = '!!! note "尚未翻譯"\n\n    這一頁還沒有中文版，以下是英文原文。\n'
+
+
+def nav_pages(nav) -> list[str]:
+    """The docs/ paths of every page in mkdocs.yml's nav, in order."""
+    out: list[str] = []
+    for item in nav or []:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            for value in item.values():
+                out.extend(nav_pages(value) if isinstance(value, list) else [value])
+    return [p for p in out if isinstance(p, str) and p.endswith(".md")]
+
+
+def check(docs: Path, pages: list[str], untranslated: list[str]) -> tuple[list[str], list[str]]:
+    """(errors, stale pages) for the English `pages` of docs/ and the zh-Hant edition beside them."""
+    errors: list[str] = []
+    stale: list[str] = []
+    lang = editions.LANG
+    for name in untranslated:
+        if name not in pages:
+            errors.append(
+                f"extra.untranslated.{lang} lists {name}, which is no page of the navigation"
+            )
+    for name in pages:
+        english = docs / name
+        translated = editions.translation_of(english)
+        shown = f"docs/{posixpath.join(posixpath.dirname(name), translated.name)}"
+        if not translated.exists():
+            if name not in untranslated:
+                errors.append(
+                    f"docs/{name} has no {lang} page: write {shown} or list {name} under "
+                    f"extra.untranslated.{lang} in mkdocs.yml"
+                )
+            continue
+        if name in untranslated:
+            errors.append(
+                f"{shown} exists: remove {name} from extra.untranslated.{lang} in mkdocs.yml"
+            )
+        problems = editions.differences(
+            english.read_text(encoding="utf-8"), translated.read_text(encoding="utf-8")
+        )
+        for problem in problems:
+            errors.append(f"{shown} is not in step with docs/{name}: {problem}")
+        if "source_blob" in editions.front_matter(translated.read_text(encoding="utf-8")):
+            if editions.stale(english):
+                stale.append(name)
+    for translated in sorted(docs.rglob(f"*.{lang}.md")):
+        name = editions.english_of(translated.relative_to(docs).as_posix())
+        if name not in pages:
+            errors.append(
+                f"docs/{translated.relative_to(docs).as_posix()} translates no page of the book"
+            )
+    return errors, stale
+
+
+def on_files(files, config):
+    if editions.edition(config) != editions.DEFAULT:
+        return files  # checked once, in the English build of this run
+    docs = Path(config.docs_dir)
+    untranslated = list((config.extra.get("untranslated") or {}).get(editions.LANG) or [])
+    errors, stale = check(docs, nav_pages(config.nav), untranslated)
+    for message in errors:
+        log.warning(message)
+    if stale:
+        log.info(
+            f"{len(stale)} {editions.LANG} page(s) follow an older English page (stale: "
+            "`python docs/hooks/editions.py docs/PAGE` says what to bring over): "
+            + ", ".join(stale)
+        )
+    _state.update(stale=set(stale), untranslated=set(untranslated))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if editions.edition(config) == editions.DEFAULT or page.file.generated_by:
+        return markdown
+    src_uri = page.file.src_uri
+    english = editions.english_of(src_uri)
+    if src_uri == english:
+        note = UNTRANSLATED_NOTE if english in _state["untranslated"] else None
+    elif english in _state["stale"]:
+        here = page.url if page.url.endswith("/") else posixpath.dirname(page.url) + "/"
+        url = posixpath.relpath(english.removesuffix(".md") + "/", here)
+        note = STALE_NOTE.format(url=url if english != "index.md" else posixpath.relpath(".", here))
+    else:
+        note = None
+    if note is None:
+        return markdown
+    lines = markdown.split("\n")
+    title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
+    lines.insert(title + 1, "\n" + note)
+    return "\n".join(lines)
