@@ -16,7 +16,10 @@ What a chapter (docs/chapters/NN-name.md) follows:
 
 A glossary entry is a `## Term {#id}` heading; the paragraph after it starts with
 `Explained in [chapter N](chapters/NN-….md#…).` and may name other spellings: `Also: terms, Term.`;
-the next paragraph is the definition, whose first sentence is the hover text.
+the next paragraph is the definition, whose first sentence is the hover text. The zh-Hant glossary
+(docs/glossary.zh-Hant.md) is parsed the same way, in its own words: `## 預填（prefill） {#prefill}` (the Chinese
+term, then the English in full-width parentheses: both are spellings of the term), `說明見[第 8 章](…)。`,
+`又稱：拼法、拼法。`, and a definition whose first sentence ends at `。`.
 
 A chapter that is still an outline (it holds `!!! note "Outline"`) is held to rule 1 only.
 """
@@ -39,9 +42,14 @@ HTML_TAG = re.compile(r"<[^>\n]*>")
 PLAIN_CHAPTER = re.compile(r"\b[Cc]hapters?\s+(?:\d+|\x00(?:,\s*|\s+(?:and|or|to)\s+)\d+)")
 FIGURE = re.compile(r"^\s*!\[[^\]]+\]\((?:\.\./)*assets/figures/[\w.-]+\.svg\)\s*$", re.M)
 GLOSSARY_HEADING = re.compile(r"^## (?P<term>.+?) \{#(?P<id>[\w-]+)\}\s*$")
-EXPLAINED = re.compile(r"Explained in \[chapter (?P<n>\d+)\]\(")
+EXPLAINED = re.compile(r"(?:Explained in \[chapter |說明見\[第 )(?P<n>\d+)(?: 章)?\]\(")
 OUTLINE = '!!! note "Outline"'
-ALSO = re.compile(r"Also: (?P<forms>[^.]+)\.")
+ALSO = re.compile(r"Also: (?P<forms>[^.]+)\.|又稱：(?P<zh>[^。]+)。")
+ZH_TERM = re.compile(
+    r"^(?P<zh>[^（]+)（(?P<en>[^）]+)）$"
+)  # 預填（prefill）: a translated term and its English
+SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])")
+TRANSLATED_PAGE = re.compile(r"\.zh-Hant\.md$")
 
 
 @dataclass
@@ -100,8 +108,11 @@ def parse_glossary(markdown: str, where: str = "docs/glossary.md") -> tuple[list
             )
             continue
         also = ALSO.search(head)
-        forms = [m["term"], *(f.strip() for f in also["forms"].split(","))] if also else [m["term"]]
-        first = re.split(r"(?<=[.!?])\s", plain_text(paragraphs[1]), maxsplit=1)[0]
+        both = ZH_TERM.match(m["term"])
+        forms = [both["zh"], both["en"]] if both else [m["term"]]
+        if also:
+            forms += [f.strip() for f in re.split(r"[,、]", also["forms"] or also["zh"])]
+        first = SENTENCE_END.split(plain_text(paragraphs[1]), maxsplit=1)[0]
         terms.append(Term(m["term"], m["id"], int(explained["n"]), forms, first))
     return terms, errors
 
@@ -192,7 +203,10 @@ def terms_before_their_chapter(
 
 def check_page(src_uri: str, markdown: str, where: str, terms: list[Term]) -> list[str]:
     """Every convention that applies to the page at `src_uri` (a path inside docs/)."""
-    if src_uri.startswith(("assets/", "source/")) or src_uri in ("reference.md", "glossary.md"):
+    if src_uri.startswith(("assets/", "source/")) or TRANSLATED_PAGE.sub(".md", src_uri) in (
+        "reference.md",
+        "glossary.md",
+    ):
         return []
     errors = plain_chapter_references(markdown, where)
     if OUTLINE in markdown:
