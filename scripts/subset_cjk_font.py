@@ -2,10 +2,11 @@
 
 Debian's Chromium has no CJK font, and the book must read offline, so the panels carry their own
 (docs/assets/fonts/, used by panel.css's @font-face with a unicode-range of exactly these
-characters). The characters are every CJK one (ideographs, their punctuation, full-width forms)
-in the panels' modules (docs/assets/ and its folders panel/ and stages/, vendor/ left out: mostly
+characters; the zh-Hant figures name it too). The characters are every CJK one (ideographs, their
+punctuation, full-width forms) in the panels' modules (docs/assets/ and its folders panel/ and stages/, vendor/ left out: mostly
 the string table, i18n.js), in the Chinese texts the server sends (demo_server/ and agentloop/,
-e.g. errors and model descriptions) and in the model folders' examples.json. The source is Debian's fonts-noto-cjk
+e.g. errors and model descriptions), in the model folders' examples.json and in the figures' Chinese
+labels (docs/assets/figures/*.zh-Hant.svg). The source is Debian's fonts-noto-cjk
 (`apt-get install fonts-noto-cjk`); pyftsubset (fontTools, with brotli for WOFF2) does the cut.
 
     python scripts/subset_cjk_font.py          # write the font and its character list
@@ -43,6 +44,8 @@ def texts() -> list[Path]:
     for folder in ("demo_server", "agentloop"):
         files += sorted((ROOT / folder).rglob("*.py"))
     files += sorted((ROOT / "models").glob("*/examples.json"))
+    # The figures' Chinese editions (scripts/figures.py), inlined in the page and drawn in this font.
+    files += sorted((ROOT / "docs" / "assets" / "figures").glob("*.zh-Hant.svg"))
     return files
 
 

@@ -16,7 +16,10 @@ What a chapter (docs/chapters/NN-name.md) follows:
 
 A glossary entry is a `## Term {#id}` heading; the paragraph after it starts with
 `Explained in [chapter N](chapters/NN-….md#…).` and may name other spellings: `Also: terms, Term.`;
-the next paragraph is the definition, whose first sentence is the hover text.
+the next paragraph is the definition, whose first sentence is the hover text. The zh-Hant glossary
+(docs/glossary.zh-Hant.md) is parsed the same way, in its own words: `## 預填（prefill） {#prefill}` (the Chinese
+term, then the English in full-width parentheses: both are spellings of the term), `說明見[第 8 章](…)。`,
+`又稱：拼法、拼法。`, and a definition whose first sentence ends at `。`.
 
 A chapter that is still an outline (it holds `!!! note "Outline"`) is held to rule 1 only.
 
@@ -51,10 +54,13 @@ ZH = "zh-Hant"
 FIGURE = re.compile(r"^\s*!\[[^\]]+\]\((?:\.\./)*assets/figures/[\w.-]+\.svg\)\s*$", re.M)
 GLOSSARY_HEADING = re.compile(r"^## (?P<term>.+?) \{#(?P<id>[\w-]+)\}\s*$")
 EXPLAINED = re.compile(r"Explained in \[chapter (?P<n>\d+)\]\(")
-# In the zh-Hant glossary, the first link to a chapter names it, whatever the words around it.
+# In the zh-Hant glossary (`說明見[第 8 章](chapters/08-….md#…)。`), the first link to a chapter names it.
 EXPLAINED_BY_LINK = re.compile(r"\]\((?:\.\./)?chapters/(?P<n>\d\d)-")
 OUTLINE = '!!! note "Outline"'
-ALSO = re.compile(r"(?:Also: |又作[：:]\s*)(?P<forms>[^.。]+)[.。]")
+ALSO = re.compile(r"(?:Also: |又稱[：:]\s*|又作[：:]\s*)(?P<forms>[^.。]+)[.。]")
+# 預填（prefill）: a translated term and its English, both spellings of it
+ZH_TERM = re.compile(r"^(?P<zh>[^（]+)（(?P<en>[^）]+)）$")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])")
 
 
 @dataclass
@@ -113,12 +119,11 @@ def parse_glossary(markdown: str, where: str = "docs/glossary.md") -> tuple[list
             )
             continue
         also = ALSO.search(head)
-        forms = (
-            [m["term"], *(f.strip() for f in re.split(r"[,，、]", also["forms"]))]
-            if also
-            else [m["term"]]
-        )
-        first = re.split(r"(?<=[.!?])\s|(?<=[。！？])", plain_text(paragraphs[1]), maxsplit=1)[0]
+        both = ZH_TERM.match(m["term"])
+        forms = [both["zh"], both["en"]] if both else [m["term"]]
+        if also:
+            forms += [f.strip() for f in re.split(r"[,，、]", also["forms"])]
+        first = SENTENCE_END.split(plain_text(paragraphs[1]), maxsplit=1)[0]
         terms.append(Term(m["term"], m["id"], int(explained["n"]), forms, first))
     return terms, errors
 
