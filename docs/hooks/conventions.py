@@ -26,7 +26,8 @@ section is the one whose heading keeps the English id, `## 練習 {#exercises}`.
 Chinese text, which has no spaces between words (「取樣」 is inside 「取樣設定」): its glossary links are the
 English page's, in the same order, which docs/hooks/editions.py requires of every translation. The zh-Hant
 glossary (glossary.zh-Hant.md) is read like the English one; its entries' first paragraph names the chapter by a
-link to it (`[第 9 章](chapters/09-sampling.md#…)`), other spellings after `Also:` or 「又作：」.
+link to it (`[第 9 章](chapters/09-sampling.md#…)`), a heading 「取樣（sampling）」 gives both spellings, and
+others follow 「又稱：」.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ EXPLAINED = re.compile(r"Explained in \[chapter (?P<n>\d+)\]\(")
 # In the zh-Hant glossary, the first link to a chapter names it, whatever the words around it.
 EXPLAINED_BY_LINK = re.compile(r"\]\((?:\.\./)?chapters/(?P<n>\d\d)-")
 OUTLINE = '!!! note "Outline"'
-ALSO = re.compile(r"(?:Also: |又作[：:]\s*)(?P<forms>[^.。]+)[.。]")
+ALSO = re.compile(r"(?:Also: |(?:又稱|又作)[：:]\s*)(?P<forms>[^.。]+)[.。]")
+# A zh-Hant entry's heading names the term both ways, 「代理迴圈（agent loop）」: each is a spelling.
+BOTH_WAYS = re.compile(r"^(?P<zh>[^（]+?)\s*（(?P<en>[^）]+)）$")
 
 
 @dataclass
@@ -113,11 +116,10 @@ def parse_glossary(markdown: str, where: str = "docs/glossary.md") -> tuple[list
             )
             continue
         also = ALSO.search(head)
-        forms = (
-            [m["term"], *(f.strip() for f in re.split(r"[,，、]", also["forms"]))]
-            if also
-            else [m["term"]]
-        )
+        both = BOTH_WAYS.match(m["term"])
+        forms = [both["zh"], both["en"]] if both else [m["term"]]
+        if also:
+            forms += [f.strip() for f in re.split(r"[,，、]", also["forms"])]
         first = re.split(r"(?<=[.!?])\s|(?<=[。！？])", plain_text(paragraphs[1]), maxsplit=1)[0]
         terms.append(Term(m["term"], m["id"], int(explained["n"]), forms, first))
     return terms, errors
