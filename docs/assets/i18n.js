@@ -422,9 +422,9 @@ export const STRINGS = {
   "end.decode_ms": { en: "decode ms", "zh-Hant": "解碼毫秒" },
   "end.mtp": {
     en: "{accepted} of {drafted} guesses kept, {forwards} passes",
-    "zh-Hant": "{drafted} 個猜測中保留 {accepted} 個，{forwards} 次前向計算",
+    "zh-Hant": "{drafted} 個猜測中保留 {accepted} 個，{forwards} 次前向傳遞",
   },
-  "end.per_pass": { en: "tokens per pass", "zh-Hant": "每次前向計算的 token 數" },
+  "end.per_pass": { en: "tokens per pass", "zh-Hant": "每次前向傳遞的 token 數" },
   "end.usage": { en: "usage", "zh-Hant": "用量" },
   "end.raw": { en: "raw output", "zh-Hant": "原始輸出" },
   "call.title": { en: "Tool call", "zh-Hant": "工具呼叫" },
