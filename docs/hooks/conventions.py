@@ -16,10 +16,7 @@ What a chapter (docs/chapters/NN-name.md) follows:
 
 A glossary entry is a `## Term {#id}` heading; the paragraph after it starts with
 `Explained in [chapter N](chapters/NN-….md#…).` and may name other spellings: `Also: terms, Term.`;
-the next paragraph is the definition, whose first sentence is the hover text. The zh-Hant glossary
-(docs/glossary.zh-Hant.md) is parsed the same way, in its own words: `## 預填（prefill） {#prefill}` (the Chinese
-term, then the English in full-width parentheses: both are spellings of the term), `說明見[第 8 章](…)。`,
-`又稱：拼法、拼法。`, and a definition whose first sentence ends at `。`.
+the next paragraph is the definition, whose first sentence is the hover text.
 
 A chapter that is still an outline (it holds `!!! note "Outline"`) is held to rule 1 only.
 
@@ -29,7 +26,8 @@ section is the one whose heading keeps the English id, `## 練習 {#exercises}`.
 Chinese text, which has no spaces between words (「取樣」 is inside 「取樣設定」): its glossary links are the
 English page's, in the same order, which docs/hooks/editions.py requires of every translation. The zh-Hant
 glossary (glossary.zh-Hant.md) is read like the English one; its entries' first paragraph names the chapter by a
-link to it (`[第 9 章](chapters/09-sampling.md#…)`), other spellings after `Also:` or 「又作：」.
+link to it (`[第 9 章](chapters/09-sampling.md#…)`), a heading 「取樣（sampling）」 gives both spellings, and
+others follow 「又稱：」.
 """
 
 from __future__ import annotations
@@ -54,13 +52,12 @@ ZH = "zh-Hant"
 FIGURE = re.compile(r"^\s*!\[[^\]]+\]\((?:\.\./)*assets/figures/[\w.-]+\.svg\)\s*$", re.M)
 GLOSSARY_HEADING = re.compile(r"^## (?P<term>.+?) \{#(?P<id>[\w-]+)\}\s*$")
 EXPLAINED = re.compile(r"Explained in \[chapter (?P<n>\d+)\]\(")
-# In the zh-Hant glossary (`說明見[第 8 章](chapters/08-….md#…)。`), the first link to a chapter names it.
+# In the zh-Hant glossary, the first link to a chapter names it, whatever the words around it.
 EXPLAINED_BY_LINK = re.compile(r"\]\((?:\.\./)?chapters/(?P<n>\d\d)-")
 OUTLINE = '!!! note "Outline"'
-ALSO = re.compile(r"(?:Also: |又稱[：:]\s*|又作[：:]\s*)(?P<forms>[^.。]+)[.。]")
-# 預填（prefill）: a translated term and its English, both spellings of it
-ZH_TERM = re.compile(r"^(?P<zh>[^（]+)（(?P<en>[^）]+)）$")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])")
+ALSO = re.compile(r"(?:Also: |(?:又稱|又作)[：:]\s*)(?P<forms>[^.。]+)[.。]")
+# A zh-Hant entry's heading names the term both ways, 「代理迴圈（agent loop）」: each is a spelling.
+BOTH_WAYS = re.compile(r"^(?P<zh>[^（]+?)\s*（(?P<en>[^）]+)）$")
 
 
 @dataclass
@@ -119,11 +116,11 @@ def parse_glossary(markdown: str, where: str = "docs/glossary.md") -> tuple[list
             )
             continue
         also = ALSO.search(head)
-        both = ZH_TERM.match(m["term"])
+        both = BOTH_WAYS.match(m["term"])
         forms = [both["zh"], both["en"]] if both else [m["term"]]
         if also:
             forms += [f.strip() for f in re.split(r"[,，、]", also["forms"])]
-        first = SENTENCE_END.split(plain_text(paragraphs[1]), maxsplit=1)[0]
+        first = re.split(r"(?<=[.!?])\s|(?<=[。！？])", plain_text(paragraphs[1]), maxsplit=1)[0]
         terms.append(Term(m["term"], m["id"], int(explained["n"]), forms, first))
     return terms, errors
 

@@ -42,7 +42,7 @@ _state: dict = {"stale": set(), "untranslated": set()}
 
 STALE_NOTE = (
     '!!! warning "英文原文已更新"\n\n'
-    "    這一頁翻譯之後，它的[英文原文]({url})改過了；在譯文跟上之前，兩者可能有出入。\n"
+    '    這一頁翻譯之後，它的<a href="{url}" hreflang="en">英文原文</a>改過了；在譯文跟上之前，兩者可能有出入。\n'
 )
 UNTRANSLATED_NOTE = '!!! note "尚未翻譯"\n\n    這一頁還沒有中文版，以下是英文原文。\n'
 
@@ -128,8 +128,9 @@ def on_page_markdown(markdown, page, config, files):
         note = UNTRANSLATED_NOTE if english in _state["untranslated"] else None
     elif english in _state["stale"]:
         here = page.url if page.url.endswith("/") else posixpath.dirname(page.url) + "/"
-        url = posixpath.relpath(english.removesuffix(".md") + "/", here)
-        note = STALE_NOTE.format(url=url if english != "index.md" else posixpath.relpath(".", here))
+        # An HTML link: a Markdown one to a page of the other edition is no page of this build.
+        target = "" if english == "index.md" else english.removesuffix(".md") + "/"
+        note = STALE_NOTE.format(url=posixpath.relpath(target or ".", here) + "/")
     else:
         note = None
     if note is None:
