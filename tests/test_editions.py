@@ -3,8 +3,8 @@ the strict build (docs/hooks/editions_in_step.py over docs/hooks/editions.py), f
 switch in the header away, to the same section; the panels start in the page's language and their own select
 never leaves the page.
 
-The builds run on a copy of the book (tests/test_book.py's copy_project) with translated pages of its own where the
-test needs them: a "translation" here is the English page under its zh-Hant name with a Chinese paragraph added,
+The builds run on a copy of the book (tests/test_book.py's copy_project) with its translations taken out
+(`english_only`) and translated pages of its own where the test needs them: a "translation" here is the English page under its zh-Hant name with a Chinese paragraph added,
 which keeps every part the check compares and gives search a Chinese sentence to find."""
 
 from __future__ import annotations
@@ -48,6 +48,22 @@ def translate(docs: Path, name: str, source_blob: str | None = None) -> Path:
     return page
 
 
+def english_only(project: Path) -> Path:
+    """The copied book as it was before any page was translated: its zh-Hant pages removed and every page of
+    the navigation listed under extra.untranslated, so each test adds the stand-in translations it needs."""
+    for page in (project / "docs").rglob(f"*.{editions.LANG}.md"):
+        page.unlink()
+    config = project / "mkdocs.yml"
+    text = config.read_text(encoding="utf-8")
+    nav = re.findall(r"^  - (?:.*: )?([\w/.-]+\.md)$", text.split("\nnav:\n")[1], re.M)
+    listing = "".join(f"      - {name}\n" for name in nav)
+    text = text.replace(
+        "  untranslated:\n    zh-Hant: []\n", f"  untranslated:\n    zh-Hant:\n{listing}", 1
+    )
+    config.write_text(text, encoding="utf-8")
+    return project
+
+
 def unlist(project: Path, *names: str) -> None:
     """Take pages off mkdocs.yml's extra.untranslated list (they are translated now)."""
     config = project / "mkdocs.yml"
@@ -72,7 +88,7 @@ def test_every_page_of_the_navigation_is_translated_or_listed_as_untranslated():
 
 
 def test_the_check_names_a_missing_a_drifted_and_a_needlessly_listed_page(tmp_path):
-    docs = copy_project(tmp_path / "book") / "docs"
+    docs = english_only(copy_project(tmp_path / "book")) / "docs"
     pages = ["chapters/05-tools.md", "chapters/09-sampling.md", "glossary.md"]
     translate(docs, "chapters/05-tools.md")
     drifted = translate(docs, "chapters/09-sampling.md")
@@ -90,7 +106,7 @@ def test_the_check_names_a_missing_a_drifted_and_a_needlessly_listed_page(tmp_pa
 
 
 def test_a_translation_of_an_older_english_page_is_stale_not_wrong(tmp_path):
-    docs = copy_project(tmp_path / "book") / "docs"
+    docs = english_only(copy_project(tmp_path / "book")) / "docs"
     translate(docs, "chapters/05-tools.md", source_blob="0" * 40)
     errors, stale = in_step.check(docs, ["chapters/05-tools.md"], [])
     assert errors == [] and stale == ["chapters/05-tools.md"]
@@ -103,7 +119,7 @@ def test_a_translation_of_an_older_english_page_is_stale_not_wrong(tmp_path):
 def two_editions(tmp_path_factory) -> tuple[Path, str]:
     """A copy of the book with chapter 5 translated and chapter 9 translated from an older English page (stale),
     built strictly; (site, the build's log)."""
-    project = copy_project(tmp_path_factory.mktemp("editions") / "book")
+    project = english_only(copy_project(tmp_path_factory.mktemp("editions") / "book"))
     docs = project / "docs"
     for name in ("chapters/05-tools.md", "chapters/09-sampling.md"):
         if not editions.translation_of(docs / name).exists():
@@ -151,7 +167,7 @@ def test_a_stale_translation_is_listed_by_the_build_and_says_so_on_its_page(two_
 
 
 def test_a_drifted_or_missing_translation_fails_the_strict_build_naming_it(tmp_path):
-    project = copy_project(tmp_path / "book")
+    project = english_only(copy_project(tmp_path / "book"))
     docs = project / "docs"
     page = translate(docs, "chapters/05-tools.md")
     unlist(project, "chapters/05-tools.md", "chapters/13-sandbox.md")
