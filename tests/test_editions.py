@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.conftest import static_site
 from tests.test_book import build, copy_project, load_hook_module
@@ -137,6 +138,32 @@ def test_the_zh_edition_has_every_page_at_the_same_path(two_editions):
     assert 'href="../../reference/"' in reference and "doc-module" not in reference
 
 
+def test_the_listings_render_identically_in_both_editions(two_editions):
+    site, _ = two_editions
+    listing = re.compile(r'<span class="filename">.*?</span>|<pre\b.*?</pre>', re.S)
+    english = listing.findall((site / "chapters/05-tools/index.html").read_text(encoding="utf-8"))
+    zh = listing.findall(
+        (site / "zh-Hant/chapters/05-tools/index.html").read_text(encoding="utf-8")
+    )
+    assert english and zh == english
+
+
+def test_a_code_block_is_highlighted_once_and_keeps_its_own_title():
+    """docs/hooks/highlight_once.py: the second page's block comes from the cache, its title stored again in that
+    page's stash (whose numbering differs: the page has raw HTML before the block)."""
+    import markdown
+
+    hook = load_hook_module("highlight_once.py")
+    hook.on_startup("build", False)
+    extensions = ["pymdownx.highlight", "pymdownx.superfences", "md_in_html"]
+    block = '```python linenums="3" title="agentloop/x.py:3-4"\ndef f():\n    return 1\n```\n'
+    first = markdown.markdown(block, extensions=extensions)
+    cached = len(hook._cache)
+    second = markdown.markdown('<div markdown="1">*x*</div>\n\n' + block, extensions=extensions)
+    assert cached >= 1 and len(hook._cache) == cached  # the second page's block was a hit
+    assert first in second and "agentloop/x.py:3-4" in second and hook.MARK not in second
+
+
 def test_a_stale_translation_is_listed_by_the_build_and_says_so_on_its_page(two_editions):
     site, log = two_editions
     assert re.search(
@@ -181,9 +208,20 @@ def test_a_chinese_query_finds_its_chapter_in_the_zh_edition(base, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{base}/zh-Hant/")
     page.locator("label.md-search__icon, .md-search__input").first.click()
-    page.locator("input.md-search__input").fill(ZH_QUERY)
-    first = page.locator(".md-search-result__item a").first
-    first.wait_for(timeout=20000)
+    box, first = (
+        page.locator("input.md-search__input"),
+        page.locator(".md-search-result__item a").first,
+    )
+    # Material's search worker drops a query typed before its index is built (seconds on a busy machine): type
+    # it again until the index answers.
+    for _ in range(30):
+        box.fill(ZH_QUERY)
+        try:
+            first.wait_for(timeout=2000)
+            break
+        except PlaywrightTimeout:
+            box.fill("")
+    first.wait_for(timeout=1000)
     hrefs = page.locator(".md-search-result__item a").evaluate_all("(a) => a.map((x) => x.href)")
     assert any("/zh-Hant/chapters/05-tools/" in h for h in hrefs), hrefs
     page.close()

@@ -10,7 +10,9 @@ on_files           once per build, in the English edition's build: every page of
                    and whatever a reader could be misled by (code, panels, numbers of exercises, headings, links)
                    is held to the English page by the check above whether or not the page is stale.
 on_page_markdown   on a zh-Hant page, a short note under the title: its English page changed since the
-                   translation (stale), or the page is not translated yet (the English text is shown).
+                   translation (stale), or the page is not translated yet (the English text is shown). A page not
+                   translated yet is kept out of search in the zh-Hant build: the one search index of the site
+                   has its English text already, from the English build (it is the costliest step of a page).
 """
 
 from __future__ import annotations
@@ -125,6 +127,7 @@ def on_page_markdown(markdown, page, config, files):
     src_uri = page.file.src_uri
     english = editions.english_of(src_uri)
     if src_uri == english:
+        page.meta["search"] = {**(page.meta.get("search") or {}), "exclude": True}
         note = UNTRANSLATED_NOTE if english in _state["untranslated"] else None
     elif english in _state["stale"]:
         here = page.url if page.url.endswith("/") else posixpath.dirname(page.url) + "/"
