@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.conftest import static_site
+from tests.conftest import demo_server, live_panel, static_site
 from tests.test_book import build, copy_project, load_hook_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -281,3 +281,41 @@ def test_the_root_opens_the_chosen_edition_and_a_chapter_link_opens_its_own(base
     page.wait_for_timeout(500)
     assert page.url == f"{base}/chapters/05-tools/"
     context.close()
+
+
+@pytest.fixture(scope="module")
+def server(two_editions):
+    with demo_server(two_editions[0], wait_s=300, model=None, device="cpu") as srv:
+        yield srv
+
+
+def test_the_header_switch_asks_before_a_live_conversation_would_end(server, browser):
+    """The header's switch loads the other edition's page, which ends this page's live runs: with a conversation on
+    the page the reader is asked first, and cancelling keeps the page, the conversation and all."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    panel = live_panel(page, f"{server.url}/chapters/05-tools/")
+    panel.locator("textarea").fill("Say hello.")
+    panel.locator("button.al-run").click()
+    panel.locator(".al-run-end").wait_for(timeout=120000)
+    asked: list[str] = []
+
+    def switch(answer: str) -> None:
+        page.once("dialog", lambda d: (asked.append(d.message), getattr(d, answer)()))
+        page.locator(".md-header .md-select").first.hover()
+        page.locator('.md-select a[hreflang="zh-Hant"]').click()
+
+    switch("dismiss")
+    page.wait_for_timeout(500)
+    assert asked and "live conversation on this page would end" in asked[0], asked
+    assert page.url == f"{server.url}/chapters/05-tools/"
+    assert panel.locator(".al-turn").count() == 1 and panel.locator(".al-run-end").is_visible()
+    assert page.evaluate("localStorage.getItem('agentloop.lang')") != "zh-Hant"
+    section = panel.evaluate(
+        "(p) => [...document.querySelectorAll('.md-content h2[id]')]"
+        ".filter((h) => h.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING).pop().id"
+    )
+    switch("accept")
+    # Scrolled to the panel, with no #section in the address: the section it is in, by the headings' shared ids.
+    page.wait_for_url(f"{server.url}/zh-Hant/chapters/05-tools/#{section}")
+    assert len(asked) == 2
+    page.close()
