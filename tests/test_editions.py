@@ -106,10 +106,16 @@ def two_editions(tmp_path_factory) -> tuple[Path, str]:
     built strictly; (site, the build's log)."""
     project = copy_project(tmp_path_factory.mktemp("editions") / "book")
     docs = project / "docs"
+    # A real translation where one has landed (the search test then queries its Chinese), else a stand-in.
     for name in ("chapters/05-tools.md", "chapters/09-sampling.md"):
         if not editions.translation_of(docs / name).exists():
-            translate(docs, name, source_blob="0" * 40 if "09" in name else None)
+            translate(docs, name)
             unlist(project, name)
+    # Chapter 9's translation made stale: as if written from an older English page.
+    page = editions.translation_of(docs / "chapters/09-sampling.md")
+    text = page.read_text(encoding="utf-8")
+    recorded = editions.front_matter(text)["source_blob"]
+    page.write_text(text.replace(recorded, "0" * 40, 1), encoding="utf-8")
     site = project / "site"
     result = build(project, site)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -127,13 +133,19 @@ def test_the_zh_edition_has_every_page_at_the_same_path(two_editions):
     assert not (site / "zh-Hant" / "source").exists()
     page = (site / "zh-Hant/chapters/05-tools/index.html").read_text(encoding="utf-8")
     assert re.search(r'href="\.\./\.\./\.\./source/agentloop/[\w/]+\.py/#L\d+"', page)
-    assert ZH_SENTENCE in page
+    assert ZH_QUERY in page
     # The same heading ids as the English page: the switch lands on the same section.
     english = (site / "chapters/05-tools/index.html").read_text(encoding="utf-8")
     heading_ids = re.compile(r'<h[1-3] id="([^"]+)"')
     assert heading_ids.findall(page) == heading_ids.findall(english)
-    # The navigation is translated, and the API reference is rendered once, in English.
-    assert "5. 工具：告訴模型它能做什麼" in page
+    # The navigation is translated: a translated page by its own title, one not yet translated by mkdocs.yml's.
+    translated = site.parent / "docs/chapters/05-tools.zh-Hant.md"
+    title = in_step.nav_title(translated.read_text(encoding="utf-8"))
+    assert re.search(
+        rf'class="md-nav__link[^"]*"[^>]*>\s*<span class="md-ellipsis">\s*{re.escape(title)}', page
+    )
+    assert "13. 執行工具：run_python 的沙盒" in page
+    # The API reference is rendered once, in English.
     reference = (site / "zh-Hant/reference/index.html").read_text(encoding="utf-8")
     assert 'href="../../reference/"' in reference and "doc-module" not in reference
 
@@ -268,6 +280,28 @@ def test_a_panels_select_switches_the_panels_in_place_never_the_page(base, brows
     # The next English page's panels start in English, the page's language.
     page.goto(f"{base}/chapters/09-sampling/")
     assert page.locator("select.al-lang").first.input_value() == "en"
+    page.close()
+
+
+def test_a_zh_page_replays_the_one_set_of_recordings(base, browser):
+    """The recordings are at the root, beside the English pages; a zh-Hant page's panels (the loop's, the stages',
+    chapter 7's media panel) read them there."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    missing: list[str] = []
+    page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
+    page.goto(f"{base}/zh-Hant/chapters/04-tokens/")
+    page.wait_for_function(
+        "document.querySelector('.als-status').textContent.includes('已載入')", timeout=20000
+    )
+    page.goto(f"{base}/zh-Hant/chapters/05-tools/")
+    panel = page.locator(".agentloop-panel").first
+    panel.locator("button.al-all").click()
+    panel.locator(".al-run-end").wait_for(timeout=20000)
+    page.goto(f"{base}/zh-Hant/chapters/07-media/")
+    page.locator('.agentloop-media .al-att-family[data-family="qwen3_5"] .al-att-run').wait_for(
+        timeout=20000
+    )
+    assert [url for url in missing if "sitemap.xml" not in url] == []
     page.close()
 
 

@@ -13,7 +13,7 @@ export const LANG_KEY = "agentloop.lang";
 // Announced on window, cancelable, before the header's switch leaves the page for the other edition.
 export const LEAVE_EVENT = "agentloop-leave-edition";
 export const EDITIONS = ["en", "zh-Hant"];
-const PREFIX = "zh-Hant/"; // where the zh-Hant edition lives, under the site's root
+export const PREFIX = "zh-Hant/"; // where the zh-Hant edition lives, under the site's root
 // Pages that exist in one edition only (the code's source pages): the other edition's home instead.
 const ENGLISH_ONLY = /^source\//;
 
