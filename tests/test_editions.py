@@ -3,8 +3,8 @@ the strict build (docs/hooks/editions_in_step.py over docs/hooks/editions.py), f
 switch in the header away, to the same section; the panels start in the page's language and their own select
 never leaves the page.
 
-The builds run on a copy of the book (tests/test_book.py's copy_project) with its translations taken out
-(`english_only`) and translated pages of its own where the test needs them: a "translation" here is the English page under its zh-Hant name with a Chinese paragraph added,
+The builds run on a copy of the book (tests/test_book.py's copy_project) with translated pages of its own where the
+test needs them: a "translation" here is the English page under its zh-Hant name with a Chinese paragraph added,
 which keeps every part the check compares and gives search a Chinese sentence to find."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.conftest import static_site
+from tests.conftest import demo_server, live_panel, static_site
 from tests.test_book import build, copy_project, load_hook_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,28 +49,32 @@ def translate(docs: Path, name: str, source_blob: str | None = None) -> Path:
     return page
 
 
-def english_only(project: Path) -> Path:
-    """The copied book as it was before any page was translated: its zh-Hant pages removed and every page of
-    the navigation listed under extra.untranslated, so each test adds the stand-in translations it needs."""
-    for page in (project / "docs").rglob(f"*.{editions.LANG}.md"):
-        page.unlink()
-    config = project / "mkdocs.yml"
-    text = config.read_text(encoding="utf-8")
-    nav = re.findall(r"^  - (?:.*: )?([\w/.-]+\.md)$", text.split("\nnav:\n")[1], re.M)
-    listing = "".join(f"      - {name}\n" for name in nav)
-    text = text.replace(
-        "  untranslated:\n    zh-Hant: []\n", f"  untranslated:\n    zh-Hant:\n{listing}", 1
+def nav(project: Path) -> list[str]:
+    """The docs/ paths of the navigation's pages, from mkdocs.yml."""
+    config = (project / "mkdocs.yml").read_text(encoding="utf-8")
+    return re.findall(r"^  - (?:.*: )?([\w/.-]+\.md)$", config.split("\nnav:\n")[1], re.M)
+
+
+def list_untranslated(project: Path, skip: tuple[str, ...] = ()) -> None:
+    """mkdocs.yml's extra.untranslated made the pages of the navigation without a translation in the copy, but
+    `skip` (left neither translated nor listed)."""
+    docs = project / "docs"
+    names = [
+        n for n in nav(project) if not editions.translation_of(docs / n).exists() and n not in skip
+    ]
+    listing = (
+        "    zh-Hant:\n" + "".join(f"      - {n}\n" for n in names)
+        if names
+        else "    zh-Hant: []\n"
     )
-    config.write_text(text, encoding="utf-8")
-    return project
-
-
-def unlist(project: Path, *names: str) -> None:
-    """Take pages off mkdocs.yml's extra.untranslated list (they are translated now)."""
     config = project / "mkdocs.yml"
-    text = config.read_text(encoding="utf-8")
-    for name in names:
-        text = text.replace(f"      - {name}\n", "", 1)
+    text = re.sub(
+        r"^    zh-Hant:(?: \[\])?\n(?:      - .*\n)*",
+        listing,
+        config.read_text(encoding="utf-8"),
+        count=1,
+        flags=re.M,
+    )
     config.write_text(text, encoding="utf-8")
 
 
@@ -87,8 +92,16 @@ def test_every_page_of_the_navigation_is_translated_or_listed_as_untranslated():
         assert (name in listed) != editions.translation_of(docs / name).exists(), name
 
 
+def english_docs(folder: Path, *names: str) -> Path:
+    """A docs/ folder holding only these English pages of the book (no translation of them yet)."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes((ROOT / "docs" / name).read_bytes())
+    return folder
+
+
 def test_the_check_names_a_missing_a_drifted_and_a_needlessly_listed_page(tmp_path):
-    docs = english_only(copy_project(tmp_path / "book")) / "docs"
+    docs = english_docs(tmp_path, "chapters/05-tools.md", "chapters/09-sampling.md", "glossary.md")
     pages = ["chapters/05-tools.md", "chapters/09-sampling.md", "glossary.md"]
     translate(docs, "chapters/05-tools.md")
     drifted = translate(docs, "chapters/09-sampling.md")
@@ -106,7 +119,7 @@ def test_the_check_names_a_missing_a_drifted_and_a_needlessly_listed_page(tmp_pa
 
 
 def test_a_translation_of_an_older_english_page_is_stale_not_wrong(tmp_path):
-    docs = english_only(copy_project(tmp_path / "book")) / "docs"
+    docs = english_docs(tmp_path, "chapters/05-tools.md")
     translate(docs, "chapters/05-tools.md", source_blob="0" * 40)
     errors, stale = in_step.check(docs, ["chapters/05-tools.md"], [])
     assert errors == [] and stale == ["chapters/05-tools.md"]
@@ -119,12 +132,20 @@ def test_a_translation_of_an_older_english_page_is_stale_not_wrong(tmp_path):
 def two_editions(tmp_path_factory) -> tuple[Path, str]:
     """A copy of the book with chapter 5 translated and chapter 9 translated from an older English page (stale),
     built strictly; (site, the build's log)."""
-    project = english_only(copy_project(tmp_path_factory.mktemp("editions") / "book"))
+    project = copy_project(tmp_path_factory.mktemp("editions") / "book")
     docs = project / "docs"
+    # A real translation where one has landed (the search test then queries its Chinese), else a stand-in.
     for name in ("chapters/05-tools.md", "chapters/09-sampling.md"):
         if not editions.translation_of(docs / name).exists():
-            translate(docs, name, source_blob="0" * 40 if "09" in name else None)
-            unlist(project, name)
+            translate(docs, name)
+    # Chapter 13 not translated yet, whether or not it is.
+    editions.translation_of(docs / "chapters/13-sandbox.md").unlink(missing_ok=True)
+    list_untranslated(project)
+    # Chapter 9's translation made stale: as if written from an older English page.
+    page = editions.translation_of(docs / "chapters/09-sampling.md")
+    text = page.read_text(encoding="utf-8")
+    recorded = editions.front_matter(text)["source_blob"]
+    page.write_text(text.replace(recorded, "0" * 40, 1), encoding="utf-8")
     site = project / "site"
     result = build(project, site)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -142,15 +163,47 @@ def test_the_zh_edition_has_every_page_at_the_same_path(two_editions):
     assert not (site / "zh-Hant" / "source").exists()
     page = (site / "zh-Hant/chapters/05-tools/index.html").read_text(encoding="utf-8")
     assert re.search(r'href="\.\./\.\./\.\./source/agentloop/[\w/]+\.py/#L\d+"', page)
-    assert ZH_SENTENCE in page
+    assert ZH_QUERY in page
     # The same heading ids as the English page: the switch lands on the same section.
     english = (site / "chapters/05-tools/index.html").read_text(encoding="utf-8")
     heading_ids = re.compile(r'<h[1-3] id="([^"]+)"')
     assert heading_ids.findall(page) == heading_ids.findall(english)
-    # The navigation is translated, and the API reference is rendered once, in English.
-    assert "5. 工具：告訴模型它能做什麼" in page
+    # The navigation is translated: a translated page by its own title, one not yet translated by mkdocs.yml's.
+    translated = site.parent / "docs/chapters/05-tools.zh-Hant.md"
+    title = in_step.nav_title(translated.read_text(encoding="utf-8"))
+    assert re.search(
+        rf'class="md-nav__link[^"]*"[^>]*>\s*<span class="md-ellipsis">\s*{re.escape(title)}', page
+    )
+    assert "13. 執行工具：run_python 的沙盒" in page
+    # The API reference is rendered once, in English.
     reference = (site / "zh-Hant/reference/index.html").read_text(encoding="utf-8")
     assert 'href="../../reference/"' in reference and "doc-module" not in reference
+
+
+def test_the_listings_render_identically_in_both_editions(two_editions):
+    site, _ = two_editions
+    listing = re.compile(r'<span class="filename">.*?</span>|<pre\b.*?</pre>', re.S)
+    english = listing.findall((site / "chapters/05-tools/index.html").read_text(encoding="utf-8"))
+    zh = listing.findall(
+        (site / "zh-Hant/chapters/05-tools/index.html").read_text(encoding="utf-8")
+    )
+    assert english and zh == english
+
+
+def test_a_code_block_is_highlighted_once_and_keeps_its_own_title():
+    """docs/hooks/highlight_once.py: the second page's block comes from the cache, its title stored again in that
+    page's stash (whose numbering differs: the page has raw HTML before the block)."""
+    import markdown
+
+    hook = load_hook_module("highlight_once.py")
+    hook.on_startup("build", False)
+    extensions = ["pymdownx.highlight", "pymdownx.superfences", "md_in_html"]
+    block = '```python linenums="3" title="agentloop/x.py:3-4"\ndef f():\n    return 1\n```\n'
+    first = markdown.markdown(block, extensions=extensions)
+    cached = len(hook._cache)
+    second = markdown.markdown('<div markdown="1">*x*</div>\n\n' + block, extensions=extensions)
+    assert cached >= 1 and len(hook._cache) == cached  # the second page's block was a hit
+    assert first in second and "agentloop/x.py:3-4" in second and hook.MARK not in second
 
 
 def test_a_stale_translation_is_listed_by_the_build_and_says_so_on_its_page(two_editions):
@@ -167,10 +220,11 @@ def test_a_stale_translation_is_listed_by_the_build_and_says_so_on_its_page(two_
 
 
 def test_a_drifted_or_missing_translation_fails_the_strict_build_naming_it(tmp_path):
-    project = english_only(copy_project(tmp_path / "book"))
+    project = copy_project(tmp_path / "book")
     docs = project / "docs"
     page = translate(docs, "chapters/05-tools.md")
-    unlist(project, "chapters/05-tools.md", "chapters/13-sandbox.md")
+    editions.translation_of(docs / "chapters/13-sandbox.md").unlink(missing_ok=True)
+    list_untranslated(project, skip=("chapters/13-sandbox.md",))
     text = page.read_text(encoding="utf-8")
     panel = next(line for line in text.splitlines() if 'class="agentloop-panel"' in line)
     page.write_text(text.replace(panel, panel.replace("data-", "data-x-", 1), 1), encoding="utf-8")
@@ -197,9 +251,20 @@ def test_a_chinese_query_finds_its_chapter_in_the_zh_edition(base, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{base}/zh-Hant/")
     page.locator("label.md-search__icon, .md-search__input").first.click()
-    page.locator("input.md-search__input").fill(ZH_QUERY)
-    first = page.locator(".md-search-result__item a").first
-    first.wait_for(timeout=20000)
+    box, first = (
+        page.locator("input.md-search__input"),
+        page.locator(".md-search-result__item a").first,
+    )
+    # Material's search worker drops a query typed before its index is built (seconds on a busy machine): type
+    # it again until the index answers.
+    for _ in range(30):
+        box.fill(ZH_QUERY)
+        try:
+            first.wait_for(timeout=2000)
+            break
+        except PlaywrightTimeout:
+            box.fill("")
+    first.wait_for(timeout=1000)
     hrefs = page.locator(".md-search-result__item a").evaluate_all("(a) => a.map((x) => x.href)")
     assert any("/zh-Hant/chapters/05-tools/" in h for h in hrefs), hrefs
     page.close()
@@ -249,6 +314,28 @@ def test_a_panels_select_switches_the_panels_in_place_never_the_page(base, brows
     page.close()
 
 
+def test_a_zh_page_replays_the_one_set_of_recordings(base, browser):
+    """The recordings are at the root, beside the English pages; a zh-Hant page's panels (the loop's, the stages',
+    chapter 7's media panel) read them there."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    missing: list[str] = []
+    page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
+    page.goto(f"{base}/zh-Hant/chapters/04-tokens/")
+    page.wait_for_function(
+        "document.querySelector('.als-status').textContent.includes('已載入')", timeout=20000
+    )
+    page.goto(f"{base}/zh-Hant/chapters/05-tools/")
+    panel = page.locator(".agentloop-panel").first
+    panel.locator("button.al-all").click()
+    panel.locator(".al-run-end").wait_for(timeout=20000)
+    page.goto(f"{base}/zh-Hant/chapters/07-media/")
+    page.locator('.agentloop-media .al-att-family[data-family="qwen3_5"] .al-att-run').wait_for(
+        timeout=20000
+    )
+    assert [url for url in missing if "sitemap.xml" not in url] == []
+    page.close()
+
+
 def test_the_root_opens_the_chosen_edition_and_a_chapter_link_opens_its_own(base, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_init_script("localStorage.setItem('agentloop.lang', 'zh-Hant')")
@@ -259,3 +346,41 @@ def test_the_root_opens_the_chosen_edition_and_a_chapter_link_opens_its_own(base
     page.wait_for_timeout(500)
     assert page.url == f"{base}/chapters/05-tools/"
     context.close()
+
+
+@pytest.fixture(scope="module")
+def server(two_editions):
+    with demo_server(two_editions[0], wait_s=300, model=None, device="cpu") as srv:
+        yield srv
+
+
+def test_the_header_switch_asks_before_a_live_conversation_would_end(server, browser):
+    """The header's switch loads the other edition's page, which ends this page's live runs: with a conversation on
+    the page the reader is asked first, and cancelling keeps the page, the conversation and all."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    panel = live_panel(page, f"{server.url}/chapters/05-tools/")
+    panel.locator("textarea").fill("Say hello.")
+    panel.locator("button.al-run").click()
+    panel.locator(".al-run-end").wait_for(timeout=120000)
+    asked: list[str] = []
+
+    def switch(answer: str) -> None:
+        page.once("dialog", lambda d: (asked.append(d.message), getattr(d, answer)()))
+        page.locator(".md-header .md-select").first.hover()
+        page.locator('.md-select a[hreflang="zh-Hant"]').click()
+
+    switch("dismiss")
+    page.wait_for_timeout(500)
+    assert asked and "live conversation on this page would end" in asked[0], asked
+    assert page.url == f"{server.url}/chapters/05-tools/"
+    assert panel.locator(".al-turn").count() == 1 and panel.locator(".al-run-end").is_visible()
+    assert page.evaluate("localStorage.getItem('agentloop.lang')") != "zh-Hant"
+    section = panel.evaluate(
+        "(p) => [...document.querySelectorAll('.md-content h2[id]')]"
+        ".filter((h) => h.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING).pop().id"
+    )
+    switch("accept")
+    # Scrolled to the panel, with no #section in the address: the section it is in, by the headings' shared ids.
+    page.wait_for_url(f"{server.url}/zh-Hant/chapters/05-tools/#{section}")
+    assert len(asked) == 2
+    page.close()

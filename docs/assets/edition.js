@@ -6,11 +6,14 @@
    selects write too: one choice. Panels start in the page's language (i18n.js asks pageLang()).
    Opening the site's root page from outside the book (no referrer from this site, no #section) goes
    to the zh-Hant edition when the reader chose it before; a link to any other page opens that page,
-   in the language its address names. */
+   in the language its address names. Before leaving a page that holds a live conversation, the
+   switch lets the panels ask the reader (LEAVE_EVENT): a language switch never loses one silently. */
 
 export const LANG_KEY = "agentloop.lang";
+// Announced on window, cancelable, before the header's switch leaves the page for the other edition.
+export const LEAVE_EVENT = "agentloop-leave-edition";
 export const EDITIONS = ["en", "zh-Hant"];
-const PREFIX = "zh-Hant/"; // where the zh-Hant edition lives, under the site's root
+export const PREFIX = "zh-Hant/"; // where the zh-Hant edition lives, under the site's root
 // Pages that exist in one edition only (the code's source pages): the other edition's home instead.
 const ENGLISH_ONLY = /^source\//;
 
@@ -81,8 +84,13 @@ function onSwitch(event) {
   if (!EDITIONS.includes(lang)) return;
   event.preventDefault();
   event.stopImmediatePropagation();
+  if (lang === pageLang()) return;
+  // The other edition is another page: whatever holds work on this one (a live panel's conversation)
+  // may ask the reader first, and keep the page by cancelling.
+  const leaving = new CustomEvent(LEAVE_EVENT, { cancelable: true, detail: lang });
+  if (!window.dispatchEvent(leaving)) return;
   remember(lang);
-  if (lang !== pageLang()) window.location.assign(addressIn(lang, window.location, sectionHash()));
+  window.location.assign(addressIn(lang, window.location, sectionHash()));
 }
 
 // Without JavaScript the links go to each edition's home; with it, to this page: keep their href

@@ -23,6 +23,15 @@ export const LANG_NAMES = { en: "English", "zh-Hant": "中文（繁體）" };
 export const STRINGS = {
   // the language switch
   "lang.label": { en: "Language", "zh-Hant": "語言" },
+  // the header's switch to the other edition (edition.js), asked by panel.js when a live conversation would end
+  "edition.leave_en": {
+    en: "The English edition is another page: your live conversation on this page would end. Open it anyway?",
+    "zh-Hant": "英文版是另一個頁面：這一頁上你的即時對話會結束。仍要開啟嗎？",
+  },
+  "edition.leave_zh": {
+    en: "The Chinese edition is another page: your live conversation on this page would end. Open it anyway?",
+    "zh-Hant": "中文版是另一個頁面：這一頁上你的即時對話會結束。仍要開啟嗎？",
+  },
 
   // dom.js
   "bar.looking": { en: "Looking for the demo server…", "zh-Hant": "正在尋找示範伺服器…" },

@@ -9,19 +9,25 @@ on_files           once per build, in the English edition's build: every page of
                    the pages, and does not fail the build: an English correction must not wait for a translator,
                    and whatever a reader could be misled by (code, panels, numbers of exercises, headings, links)
                    is held to the English page by the check above whether or not the page is stale.
+on_nav             in the zh-Hant build, a translated page's navigation title is its own title (its `# ` line,
+                   without the anchor and the English in parentheses beside a term), so the two cannot disagree;
+                   mkdocs.yml's nav_translations name the pages not translated yet.
 on_page_markdown   on a zh-Hant page, a short note under the title: its English page changed since the
-                   translation (stale), or the page is not translated yet (the English text is shown).
+                   translation (stale), or the page is not translated yet (the English text is shown). A page not
+                   translated yet is kept out of search in the zh-Hant build: the one search index of the site
+                   has its English text already, from the English build (it is the costliest step of a page).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import posixpath
+import re
 import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import get_plugin_logger
+from mkdocs.plugins import event_priority, get_plugin_logger
 
 log = get_plugin_logger("editions")
 
@@ -119,12 +125,39 @@ def on_files(files, config):
     return files
 
 
+# An English term beside its Chinese at first use, 「上下文（context）」: kept out of a navigation title.
+ENGLISH_BESIDE = re.compile(r"（[^）]*[A-Za-z][^）]*）")
+
+
+def nav_title(text: str) -> str | None:
+    """The navigation title of a translated page: its `# ` line without the `{#id}` and the English beside a
+    term."""
+    for line in editions.FRONT_MATTER.sub("", text).splitlines():
+        if line.startswith("# "):
+            title = re.sub(r"\s*\{#[^}]*\}\s*$", "", line[2:]).strip()
+            return ENGLISH_BESIDE.sub("", title).strip() or None
+    return None
+
+
+@event_priority(-150)  # after mkdocs-static-i18n's nav_translations (-100)
+def on_nav(nav, config, files):
+    if editions.edition(config) == editions.DEFAULT:
+        return nav
+    for page in nav.pages:
+        if page.file.src_uri != editions.english_of(page.file.src_uri) and page.file.abs_src_path:
+            title = nav_title(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
+            if title:
+                page.title = title
+    return nav
+
+
 def on_page_markdown(markdown, page, config, files):
     if editions.edition(config) == editions.DEFAULT or page.file.generated_by:
         return markdown
     src_uri = page.file.src_uri
     english = editions.english_of(src_uri)
     if src_uri == english:
+        page.meta["search"] = {**(page.meta.get("search") or {}), "exclude": True}
         note = UNTRANSLATED_NOTE if english in _state["untranslated"] else None
     elif english in _state["stale"]:
         here = page.url if page.url.endswith("/") else posixpath.dirname(page.url) + "/"
