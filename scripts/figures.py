@@ -8,10 +8,15 @@ beside the chapter (docs/chapters/runs/), the trained tiny model's tokenizer and
 `sample()` itself, the families' and the sandbox's own constants. The diagrams without data name the code's
 objects. tests/test_figures.py runs `--check`'s comparison, so a figure cannot drift from the code silently.
 Each figure is one function returning a `Figure`; drawing follows nothing but scripts/svg.py.
+
+Every figure is drawn in each of LANGUAGES: `NAME.svg` in English and `NAME.zh-Hant.svg` for the Traditional
+Chinese edition, on the same shapes; only the labels passed through `tr()` differ (scripts/figures_zh.py holds
+them), drawn in the book's shipped CJK font.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -19,12 +24,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripts.figures_zh import ZH  # noqa: E402
 from scripts.svg import SMALL, TEXT, Figure, text_width  # noqa: E402
 
 OUT = ROOT / "docs" / "assets" / "figures"
 RUNS = ROOT / "docs" / "chapters" / "runs"
 MODEL = ROOT / "models" / "agent-qwen3_5"
 W = 760  # every figure's width in px: the book never draws one wider (docs/assets/figures.css)
+LANGUAGES = ("en", "zh-Hant")  # the editions of the book; the first is the English, NAME.svg
+TRANSLATIONS = {"zh-Hant": ZH}
+_language = "en"  # the language draw() is drawing in: tr() reads it
+
+
+def tr(english: str, **values) -> str:
+    """A label in the language being drawn: the English itself, or its translation, each filled with `values`.
+    A label with no translation is an error, so a figure is never drawn half in English."""
+    text = english
+    if _language != "en":
+        table = TRANSLATIONS[_language]
+        if english not in table:
+            raise KeyError(f"no {_language} label for {english!r}: add it to scripts/figures_zh.py")
+        text = table[english]
+    return text.format(**values) if values else text
+
+
+def file_name(name: str, language: str) -> str:
+    """tool.svg for the English, tool.zh-Hant.svg beside it for another edition."""
+    return f"{name}.svg" if language == "en" else f"{name}.{language}.svg"
 
 
 def events(name: str) -> list[dict]:
@@ -56,15 +82,18 @@ def token_row(fig: Figure, x: float, y: float, labels: list[str], hues: list[str
 
 def loop() -> Figure:
     fig = Figure(
-        "loop", W, 300, "The agent loop: render, generate, parse, then validate, ask and run a tool"
+        "loop",
+        W,
+        300,
+        tr("The agent loop: render, generate, parse, then validate, ask and run a tool"),
     )
     y, h, bw = 40, 54, 132
     xs = [8, 164, 320, 476]
     labels = [
-        ("question", "self.messages"),
-        ("render", "context"),
-        ("generate", "prefill, token"),
-        ("parse", "model_end"),
+        (tr("question"), "self.messages"),
+        (tr("render"), "context"),
+        (tr("generate"), "prefill, token"),
+        (tr("parse"), "model_end"),
     ]
     hues = ["e", "a", "a", "a"]
     for x, (label, sub), hue in zip(xs, labels, hues):
@@ -74,28 +103,30 @@ def loop() -> Figure:
     # The tool's way round: down from parse, left along the bottom, up into render.
     y2 = 190
     tools = [
-        (476, "validate", "tool_call"),
-        (320, "permission", "permission, decision"),
-        (164, "run the tool", "tool_result"),
+        (476, tr("validate"), "tool_call"),
+        (320, tr("permission"), "permission, decision"),
+        (164, tr("run the tool"), "tool_result"),
     ]
     for x, label, sub in tools:
         fig.box(x, y2, bw, h, label, "b", sub=sub)
-    fig.arrow([(xs[3] + bw / 2, y + h), (xs[3] + bw / 2, y2 - 2)], "a tool call", at=0.5, dy=4)
+    fig.arrow([(xs[3] + bw / 2, y + h), (xs[3] + bw / 2, y2 - 2)], tr("a tool call"), at=0.5, dy=4)
     fig.arrow([(476, y2 + h / 2), (320 + bw + 2, y2 + h / 2)])
     fig.arrow([(320, y2 + h / 2), (164 + bw + 2, y2 + h / 2)])
     fig.arrow([(164 + bw / 2, y2), (164 + bw / 2, y + h + 2)])
-    fig.text(164 + bw / 2 - 8, 150, "result appended:", size=SMALL, anchor="end")
-    fig.text(164 + bw / 2 - 8, 166, "the next step", size=SMALL, anchor="end")
+    fig.text(164 + bw / 2 - 8, 150, tr("result appended:"), size=SMALL, anchor="end")
+    fig.text(164 + bw / 2 - 8, 166, tr("the next step"), size=SMALL, anchor="end")
     # No call: right out of parse and down into the final answer, beside validate, so that its label has a
     # segment of its own (in the row, the 12 px between parse and the answer were narrower than "no call").
-    fig.box(W - 140, y2, 132, h, "final answer", "c", sub="run_end")
+    fig.box(W - 140, y2, 132, h, tr("final answer"), "c", sub="run_end")
     turn = W - 140 + 132 / 2
-    fig.arrow([(xs[3] + bw, y + h / 2), (turn, y + h / 2), (turn, y2 - 2)], "no call", dy=-6)
+    fig.arrow([(xs[3] + bw, y + h / 2), (turn, y + h / 2), (turn, y2 - 2)], tr("no call"), dy=-6)
     fig.text(
         14,
         284,
-        "Blue: the model's side of a step. Orange: the harness's checks. "
-        "Under each box, the events it sends.",
+        tr(
+            "Blue: the model's side of a step. Orange: the harness's checks. "
+            "Under each box, the events it sends."
+        ),
         size=SMALL,
         cls="muted",
     )
@@ -109,10 +140,13 @@ def families() -> Figure:
     from agentloop.model_families import FAMILIES
 
     rows = [
-        ("stop pieces", lambda f: list(f.stop_pieces)),
-        ("thinking opens with", lambda f: [f.thought_prefix]),
-        ("channel switches", lambda f: [f"{k} \u2192 {v}" for k, v in f.channel_switch.items()]),
-        ("thinking kept under", lambda f: [f.thinking_key]),
+        (tr("stop pieces"), lambda f: list(f.stop_pieces)),
+        (tr("thinking opens with"), lambda f: [f.thought_prefix]),
+        (
+            tr("channel switches"),
+            lambda f: [f"{k} \u2192 {v}" for k, v in f.channel_switch.items()],
+        ),
+        (tr("thinking kept under"), lambda f: [f.thinking_key]),
     ]
     fams = [FAMILIES["gemma4"], FAMILIES["qwen3_5"]]
     line = 19
@@ -132,7 +166,7 @@ def families() -> Figure:
     wrapped = [[wrap(c, col_w - 16) for c in row] for row in cells]
     heights = [max(len(c) for c in row) * line + 14 for row in wrapped]
     fig = Figure(
-        "families", W, 58 + sum(heights) + 30, "What a family knows, for Gemma 4 and Qwen3.5"
+        "families", W, 58 + sum(heights) + 30, tr("What a family knows, for Gemma 4 and Qwen3.5")
     )
     for x, f, hue in zip(col_x, fams, ["a", "b"]):
         fig.box(x, 8, col_w, 36, f"{f.key}  (Family)", hue)
@@ -146,7 +180,7 @@ def families() -> Figure:
         y += hgt
     fig.note(
         y + 18,
-        "Read from agentloop/model_families: the loop asks the family, never the model's name.",
+        tr("Read from agentloop/model_families: the loop asks the family, never the model's name."),
     )
     return fig
 
@@ -156,24 +190,24 @@ def families() -> Figure:
 
 def model_folder() -> Figure:
     readers = {
-        "config.json": "family registry + transformers: the architecture",
-        "model.safetensors": "transformers: the weights",
-        "tokenizer.json": "AutoTokenizer: vocabulary and merges",
-        "tokenizer_config.json": "AutoTokenizer: the tokens' roles",
-        "chat_template.jinja": "render(): prompt from messages",
-        "generation_config.json": "stop tokens and recommended sampling",
-        "preprocessor_config.json": "the image processor",
-        "video_preprocessor_config.json": "the video processor",
-        "examples.json": "/api/status: the live panel's example questions",
-        "README.md": "people: the model card",
-        "training.json": "people: the training recipe",
+        "config.json": tr("family registry + transformers: the architecture"),
+        "model.safetensors": tr("transformers: the weights"),
+        "tokenizer.json": tr("AutoTokenizer: vocabulary and merges"),
+        "tokenizer_config.json": tr("AutoTokenizer: the tokens' roles"),
+        "chat_template.jinja": tr("render(): prompt from messages"),
+        "generation_config.json": tr("stop tokens and recommended sampling"),
+        "preprocessor_config.json": tr("the image processor"),
+        "video_preprocessor_config.json": tr("the video processor"),
+        "examples.json": tr("/api/status: the live panel's example questions"),
+        "README.md": tr("people: the model card"),
+        "training.json": tr("people: the training recipe"),
     }
     files = sorted(p for p in MODEL.iterdir() if p.is_file())
     fig = Figure(
         "model-folder",
         W,
         40 + 32 * len(files) + 20,
-        f"The files of models/{MODEL.name} and who reads each",
+        tr("The files of models/{name} and who reads each", name=MODEL.name),
     )
     fig.text(8, 22, f"models/{MODEL.name}/", cls="bold mono")
     for i, p in enumerate(files):
@@ -200,7 +234,7 @@ def model_folder() -> Figure:
     if missing:
         fig.note(
             40 + 32 * len(files) + 10,
-            "Not in this folder: " + ", ".join(missing) + " (the family supplies it).",
+            tr("Not in this folder: {names} (the family supplies it).", names=", ".join(missing)),
         )
     return fig
 
@@ -241,11 +275,17 @@ def bpe() -> Figure:
         BPE_WORD, add_special_tokens=False
     )
     assert real.tokens == steps[-1][0], (real.tokens, steps[-1][0])
-    fig = Figure("bpe", W, 40 + 46 * len(steps) + 26, f"BPE merges on the word {BPE_WORD!r}")
+    fig = Figure(
+        "bpe", W, 40 + 46 * len(steps) + 26, tr("BPE merges on the word {word!r}", word=BPE_WORD)
+    )
     fig.text(
         8,
         22,
-        f"\u201c{BPE_WORD}\u201d through the merges of models/{MODEL.name}/tokenizer.json",
+        tr(
+            "\u201c{word}\u201d through the merges of models/{name}/tokenizer.json",
+            word=BPE_WORD,
+            name=MODEL.name,
+        ),
         cls="bold",
     )
     for i, (pieces, pair, r) in enumerate(steps):
@@ -256,17 +296,30 @@ def bpe() -> Figure:
             fig.text(
                 end + 14,
                 y + 19,
-                f"rule {r} of {n_rules}:  {pair[0]} + {pair[1]} \u2192 {pair[0] + pair[1]}",
+                tr(
+                    "rule {r} of {n}:  {a} + {b} \u2192 {ab}",
+                    r=r,
+                    n=n_rules,
+                    a=pair[0],
+                    b=pair[1],
+                    ab=pair[0] + pair[1],
+                ),
                 size=SMALL,
                 cls="mono",
             )
         else:
-            fig.text(end + 14, y + 19, "the characters, one piece each", size=SMALL, cls="muted")
+            fig.text(
+                end + 14, y + 19, tr("the characters, one piece each"), size=SMALL, cls="muted"
+            )
     ids = ", ".join(str(i) for i in real.ids)
     fig.note(
         40 + 46 * len(steps) + 12,
-        f"No rule joins what is left: {len(real.tokens)} token(s), id {ids}. "
-        "A rule learned earlier (a lower number) applies first.",
+        tr(
+            "No rule joins what is left: {count} token(s), id {ids}. "
+            "A rule learned earlier (a lower number) applies first.",
+            count=len(real.tokens),
+            ids=ids,
+        ),
     )
     return fig
 
@@ -279,13 +332,16 @@ def tool() -> Figure:
 
     t = TOOLS["run_python"]
     fig = Figure(
-        "tool", W, 250, "A Tool's four fields: three go into the prompt, run stays with the harness"
+        "tool",
+        W,
+        250,
+        tr("A Tool's four fields: three go into the prompt, run stays with the harness"),
     )
     fields = [
         ("name", t.name),
         ("description", t.description),
         ("parameters", json.dumps(t.parameters)),
-        ("run", "a Python function"),
+        ("run", tr("a Python function")),
     ]
     for i, (key, value) in enumerate(fields):
         y = 40 + i * 44
@@ -298,14 +354,16 @@ def tool() -> Figure:
             else value[: int(300 / (SMALL * 0.61)) - 1] + "\u2026"
         )
         fig.text(110, y + 23, clipped, size=SMALL, cls="mono")
-    fig.text(8, 26, "Tool run_python (agentloop/tools.py)", cls="bold")
-    fig.box(520, 40, 232, 72, "schema()", "a", sub="into the chat template")
-    fig.box(520, 150, 232, 54, "the harness", "b", sub="runs it when approved")
+    fig.text(8, 26, tr("Tool run_python (agentloop/tools.py)"), cls="bold")
+    fig.box(520, 40, 232, 72, "schema()", "a", sub=tr("into the chat template"))
+    fig.box(520, 150, 232, 54, tr("the harness"), "b", sub=tr("runs it when approved"))
     for y in (58, 102, 146):
         fig.arrow([(428, y), (518, 76)])
     fig.arrow([(428, 190), (518, 177)])
-    fig.text(636, 134, "the model sees only the text", size=SMALL, anchor="middle", cls="muted")
-    fig.note(236, "The model never learns how a tool works, only what its description promises.")
+    fig.text(636, 134, tr("the model sees only the text"), size=SMALL, anchor="middle", cls="muted")
+    fig.note(
+        236, tr("The model never learns how a tool works, only what its description promises.")
+    )
     return fig
 
 
@@ -323,7 +381,7 @@ def template() -> Figure:
     # which Qwen3.5's template writes the system text (chapter 6).
     start = next(i for i, line in enumerate(lines) if line.startswith("# Tools"))
     end = next(i for i in range(start, len(lines)) if lines[i] == "</IMPORTANT>")
-    fold = f"\u2026 {end - start + 1} lines: the tools section (chapter 5) \u2026"
+    fold = tr("\u2026 {n} lines: the tools section (chapter 5) \u2026", n=end - start + 1)
     shown_lines = [*lines[:start], fold, *lines[end + 1 :]]
     while not shown_lines[-1]:
         shown_lines.pop()
@@ -332,7 +390,7 @@ def template() -> Figure:
         "template",
         W,
         120 + line_h * len(shown_lines) + 20,
-        "The running question's messages rendered by the chat template into one string",
+        tr("The running question's messages rendered by the chat template into one string"),
     )
     msgs = [("system", SYSTEM_WITH_TOOLS), ("user", question)]
     fig.text(8, 22, "self.messages", cls="bold mono")
@@ -344,7 +402,7 @@ def template() -> Figure:
     fig.box(360, 40, 190, 46, "chat_template.jinja", "a", sub="render()")
     fig.arrow([(308, 63), (358, 63)])
     fig.arrow([(550, 63), (600, 63), (600, 100)])
-    fig.text(610, 70, "one string", size=SMALL)
+    fig.text(610, 70, tr("one string"), size=SMALL)
     y0 = 116
     for i, line in enumerate(shown_lines):
         y = y0 + i * line_h
@@ -371,7 +429,7 @@ def template() -> Figure:
             x += w
     fig.note(
         y0 + line_h * len(shown_lines) + 6,
-        "Green: the messages' own text. Blue: what the template wrote around it.",
+        tr("Green: the messages' own text. Blue: what the template wrote around it."),
     )
     return fig
 
@@ -388,19 +446,25 @@ def kv_cache() -> Figure:
     total = n2 + out2
     scale = (W - 290) / total
     fig = Figure(
-        "kv-cache", W, 300, "The KV cache through step 1's prefill and decode and step 2's prefill"
+        "kv-cache",
+        W,
+        300,
+        tr("The KV cache through step 1's prefill and decode and step 2's prefill"),
     )
     rows = [
-        ("step 1 prefill", [(n1, "a", f"{n1} prompt tokens, one pass")]),
-        ("step 1 decode", [(n1, "e", "cached"), (out1 - 1, "b", f"+{out1 - 1}, one pass each")]),
+        (tr("step 1 prefill"), [(n1, "a", tr("{n} prompt tokens, one pass", n=n1))]),
         (
-            "step 2 prefill",
+            tr("step 1 decode"),
+            [(n1, "e", tr("cached")), (out1 - 1, "b", tr("+{n}, one pass each", n=out1 - 1))],
+        ),
+        (
+            tr("step 2 prefill"),
             [
-                (reused, "e", f"{reused} reused from the cache"),
-                (n2 - reused, "a", f"{n2 - reused} computed"),
+                (reused, "e", tr("{n} reused from the cache", n=reused)),
+                (n2 - reused, "a", tr("{n} computed", n=n2 - reused)),
             ],
         ),
-        ("step 2 decode", [(n2, "e", "cached"), (out2 - 1, "b", f"+{out2 - 1}")]),
+        (tr("step 2 decode"), [(n2, "e", tr("cached")), (out2 - 1, "b", f"+{out2 - 1}")]),
     ]
     for i, (label, segs) in enumerate(rows):
         y = 30 + i * 56
@@ -414,13 +478,17 @@ def kv_cache() -> Figure:
             x += w
     fig.note(
         262,
-        "From chapter 8's recording (ch08.jsonl), widths to scale. Grey: keys and values already "
-        "in the cache.",
+        tr(
+            "From chapter 8's recording (ch08.jsonl), widths to scale. Grey: keys and values already "
+            "in the cache."
+        ),
     )
     fig.note(
         280,
-        "Blue: computed together in one pass. Orange: one token per pass. A step's last token is "
-        "never fed back.",
+        tr(
+            "Blue: computed together in one pass. Orange: one token per pass. A step's last token is "
+            "never fed back."
+        ),
     )
     return fig
 
@@ -428,6 +496,7 @@ def kv_cache() -> Figure:
 # -- 8b. attention of one token over the prompt ---------------------------------------------------------------------
 
 
+@functools.cache  # the same forward pass for each language's drawing
 def attention_weights():
     """The last prompt position's attention in the full-attention layer of the trained tiny Qwen3.5, averaged over
     its heads, for step 1's prompt of the running question (chapter 1's recording)."""
@@ -461,23 +530,27 @@ def attention() -> Figure:
     user_at = prompt.index("<|im_start|>user")
     turn_at = prompt.index("<|im_start|>assistant")
     parts = [
-        ("system prompt", 0),
-        ("tools section", tools_at),
-        ("question", user_at),
-        ("turn", turn_at),
+        (tr("system prompt"), 0),
+        (tr("tools section"), tools_at),
+        (tr("question"), user_at),
+        (tr("turn"), turn_at),
     ]
     first_token = [next(i for i, s in enumerate(starts) if s >= at) for _, at in parts] + [n]
     fig = Figure(
         "attention",
         W,
         300,
-        "Attention of the prompt's last token over the whole prompt, from the tiny model",
+        tr("Attention of the prompt's last token over the whole prompt, from the tiny model"),
     )
     fig.text(
         8,
         22,
-        f"Layer {layer + 1} of {n_layers} (full attention), the prompt's last position, "
-        f"{heads} heads averaged",
+        tr(
+            "Layer {layer} of {n} (full attention), the prompt's last position, {heads} heads averaged",
+            layer=layer + 1,
+            n=n_layers,
+            heads=heads,
+        ),
         cls="bold",
     )
     x0, x1, base, top = 8, W - 8, 190, 56
@@ -512,7 +585,7 @@ def attention() -> Figure:
         xa, xb = x0 + a * step, x0 + b * step
         fig.rect(xa, base + 6, max(xb - xa - 1, 2), 10, "abcd"[k], r=2)
         share = sum(weights[a:b])
-        label = f"{name}: {share:.0%}"
+        label = tr("{name}: {share:.0%}", name=name, share=share)
         anchor = "start" if k == 0 else ("end" if k == len(parts) - 1 else "middle")
         lx = xa if anchor == "start" else (xb if anchor == "end" else (xa + xb) / 2)
         if anchor == "middle":  # a narrow part's label must still fit inside the figure
@@ -521,13 +594,18 @@ def attention() -> Figure:
         fig.text(lx, base + 34 + (k % 2) * 16, label, size=SMALL, anchor=anchor)
     fig.note(
         262,
-        f"Each bar is one of the prompt's {n} tokens, its height the weight the last token gives it; "
-        "the weights add up to 100%.",
+        tr(
+            "Each bar is one of the prompt's {n} tokens, its height the weight the last token gives it; "
+            "the weights add up to 100%.",
+            n=n,
+        ),
     )
     fig.note(
         280,
-        "Computed by scripts/figures.py with the model's own forward pass over chapter 1's "
-        "recorded prompt.",
+        tr(
+            "Computed by scripts/figures.py with the model's own forward pass over chapter 1's "
+            "recorded prompt."
+        ),
     )
     return fig
 
@@ -570,14 +648,14 @@ def sampling() -> Figure:
         f"\u2192 \u00f7 T = {T}",
         f"\u2192 top-k = {k}",
         f"\u2192 top-p = {p}",
-        "\u2192 the draw",
+        tr("\u2192 the draw"),
     ]
     col_w, left = 146, 8
     fig = Figure(
         "sampling",
         W,
         70 + 26 * SHOWN + 40,
-        "Softmax, temperature, top-k, top-p and the draw, as bars",
+        tr("Softmax, temperature, top-k, top-p and the draw, as bars"),
     )
     for c, title in enumerate(titles):
         x = left + c * (col_w + 6)
@@ -596,19 +674,25 @@ def sampling() -> Figure:
                     fig.bar(bx, y + 3, bw * v, 16)
                     fig.text(x + col_w - 4, y + 15, f"{v:.2f}", size=SMALL, anchor="end")
                 else:
-                    fig.text(bx, y + 15, "cut", size=SMALL, cls="muted")
+                    fig.text(bx, y + 15, tr("cut"), size=SMALL, cls="muted")
             else:
                 if r == chosen:
                     fig.bar(bx, y + 3, 20, 16, cls="bar-b")
-                    fig.text(bx + 26, y + 15, "drawn", size=SMALL, cls="bold")
+                    fig.text(bx + 26, y + 15, tr("drawn"), size=SMALL, cls="bold")
                 elif r < report["kept"]:
-                    fig.text(bx, y + 15, "kept", size=SMALL, cls="muted")
+                    fig.text(bx, y + 15, tr("kept"), size=SMALL, cls="muted")
     fig.note(
         70 + 26 * SHOWN + 4,
-        f"Chapter 9's recorded distribution, its {SHOWN} most likely tokens; sample() kept {report['kept']} "
-        f"and drew \u201c{labels[chosen]}\u201d (p_sampled {report['p_sampled']:.2f}).",
+        tr(
+            "Chapter 9's recorded distribution, its {shown} most likely tokens; sample() kept {kept} "
+            "and drew \u201c{drew}\u201d (p_sampled {p:.2f}).",
+            shown=SHOWN,
+            kept=report["kept"],
+            drew=labels[chosen],
+            p=report["p_sampled"],
+        ),
     )
-    fig.note(70 + 26 * SHOWN + 22, "Each column is the one before it after one rule.")
+    fig.note(70 + 26 * SHOWN + 22, tr("Each column is the one before it after one rule."))
     return fig
 
 
@@ -628,44 +712,54 @@ def mtp_round() -> Figure:
         kept.append(t)
     n_guesses = 6
     fig = Figure(
-        "mtp", W, 250, "One round of MTP drafting: six guesses, checked by one forward pass"
+        "mtp", W, 250, tr("One round of MTP drafting: six guesses, checked by one forward pass")
     )
     label = lambda t: shown(t["text"] or t["piece"])  # noqa: E731
-    fig.text(8, 22, "drafter's guesses", cls="bold", size=SMALL)
+    fig.text(8, 22, tr("drafter's guesses"), cls="bold", size=SMALL)
     x = 140
     xs = []
     for i in range(n_guesses):
         if i < len(kept):
-            text, hue, note = label(kept[i]), "c", "kept"
+            text, hue, note = label(kept[i]), "c", tr("kept")
         elif i == len(kept):
-            text, hue, note = "?", "d", "turned down"
+            text, hue, note = "?", "d", tr("turned down")
         else:
-            text, hue, note = "?", "e", "dropped"
+            text, hue, note = "?", "e", tr("dropped")
         w = max(text_width(text, TEXT, True) + 16, 66)
         fig.rect(x, 8, w, 30, hue, r=4)
         fig.text(x + w / 2, 28, text, cls="mono", anchor="middle")
         fig.text(x + w / 2, 54, note, size=SMALL, anchor="middle", cls="muted")
         xs.append((x, w))
         x += w + 6
-    fig.box(140, 78, x - 146, 40, "one forward pass checks all six guesses", "a")
-    fig.text(8, 150, "tokens written", cls="bold", size=SMALL)
+    fig.box(140, 78, x - 146, 40, tr("one forward pass checks all six guesses"), "a")
+    fig.text(8, 150, tr("tokens written"), cls="bold", size=SMALL)
     row = [(label(first), "e")] + [(label(t), "c") for t in kept] + [(label(own), "b")]
     token_row(fig, 140, 132, [r[0] for r in row], [r[1] for r in row], h=30, gap=6)
     fig.text(
         8,
         190,
-        f"From ch10-mtp.jsonl, step 1, round 1: after \u201c{label(first)}\u201d the model kept "
-        f"{len(kept)} of {n_guesses} guesses; at guess {len(kept) + 1} its own pick was "
-        f"\u201c{label(own)}\u201d.",
+        tr(
+            "From ch10-mtp.jsonl, step 1, round 1: after \u201c{first}\u201d the model kept {kept} of {n} "
+            "guesses; at guess {next} its own pick was \u201c{own}\u201d.",
+            first=label(first),
+            kept=len(kept),
+            n=n_guesses,
+            next=len(kept) + 1,
+            own=label(own),
+        ),
         size=SMALL,
     )
     fig.note(
         210,
-        "The recording keeps the tokens written, not the guess turned down: it is drawn as \u201c?\u201d.",
+        tr(
+            "The recording keeps the tokens written, not the guess turned down: it is drawn as \u201c?\u201d."
+        ),
     )
     fig.note(
         230,
-        "Grey: the token picked before the round. Green: kept guesses. Orange: the model's own token.",
+        tr(
+            "Grey: the token picked before the round. Green: kept guesses. Orange: the model's own token."
+        ),
     )
     return fig
 
@@ -678,22 +772,22 @@ def backends() -> Figure:
         "backends",
         W,
         230,
-        "The Backend interface: SimpleBackend in this process, VLLMBackend over HTTP",
+        tr("The Backend interface: SimpleBackend in this process, VLLMBackend over HTTP"),
     )
-    fig.box(8, 20, 200, 50, "SimpleHarness", "e", sub="asks only the Backend")
+    fig.box(8, 20, 200, 50, "SimpleHarness", "e", sub=tr("asks only the Backend"))
     fig.box(270, 20, 220, 50, "Backend", "a", sub="render, encode, piece, generate")
     fig.arrow([(208, 45), (268, 45)])
-    fig.box(150, 130, 230, 60, "SimpleBackend", "a", sub="transformers, this process")
-    fig.box(440, 130, 150, 60, "VLLMBackend", "b", sub="text side here")
-    fig.box(640, 130, 112, 60, "vLLM", "b", sub="a server")
+    fig.box(150, 130, 230, 60, "SimpleBackend", "a", sub=tr("transformers, this process"))
+    fig.box(440, 130, 150, 60, "VLLMBackend", "b", sub=tr("text side here"))
+    fig.box(640, 130, 112, 60, "vLLM", "b", sub=tr("a server"))
     fig.arrow([(340, 70), (265, 128)])
     fig.arrow([(420, 70), (515, 128)])
     fig.arrow([(590, 150), (638, 150)])
     fig.arrow([(638, 172), (592, 172)])
     # Above the boxes, as the answer's label is below them: the 48 px arrow is shorter than its label.
-    fig.text(615, 122, "token ids", size=SMALL, anchor="middle")
-    fig.text(615, 208, "tokens, log-probs", size=SMALL, anchor="middle")
-    fig.note(222, "Both yield the same prefill, token and done events.")
+    fig.text(615, 122, tr("token ids"), size=SMALL, anchor="middle")
+    fig.text(615, 208, tr("tokens, log-probs"), size=SMALL, anchor="middle")
+    fig.note(222, tr("Both yield the same prefill, token and done events."))
     return fig
 
 
@@ -707,9 +801,9 @@ def channels() -> Figure:
         "channels",
         W,
         300,
-        "Step 1 of the running question with thinking on, each token in its channel",
+        tr("Step 1 of the running question with thinking on, each token in its channel"),
     )
-    fig.text(8, 20, "Step 1 of ch12-thinking-qwen.jsonl, token by token", cls="bold")
+    fig.text(8, 20, tr("Step 1 of ch12-thinking-qwen.jsonl, token by token"), cls="bold")
     x, y = 8, 34
     for t in tokens:
         label = shown(t["text"]) if t["channel"] != "control" else t["piece"]
@@ -737,15 +831,35 @@ def sandbox() -> Figure:
 
     lim = Limits()
     mib = lambda n: f"{n >> 20} MiB"  # noqa: E731
-    fig = Figure("sandbox", W, 380, "The walls around the model's code in run_python's sandbox")
+    fig = Figure("sandbox", W, 380, tr("The walls around the model's code in run_python's sandbox"))
     walls = [
-        ("the host: home folders, /etc, the repository, the network, the server's keyring", "e"),
-        ("bubblewrap: new user, PID, network, IPC, UTS, cgroup and mount namespaces", "a"),
-        (f"a cgroup: {mib(lim.sandbox_memory_bytes)} for all processes, no swap", "b"),
-        ("seccomp: keyctl, io_uring, IP sockets, ptrace, mount, unshare \u2026 refused", "d"),
         (
-            f"prlimit: {lim.cpu_seconds} s CPU, {mib(lim.memory_bytes)} each, {lim.processes} processes; "
-            f"deadline {DEFAULT_TIMEOUT:g} s",
+            tr("the host: home folders, /etc, the repository, the network, the server's keyring"),
+            "e",
+        ),
+        (
+            tr("bubblewrap: new user, PID, network, IPC, UTS, cgroup and mount namespaces"),
+            "a",
+        ),
+        (
+            tr(
+                "a cgroup: {memory} for all processes, no swap",
+                memory=mib(lim.sandbox_memory_bytes),
+            ),
+            "b",
+        ),
+        (
+            tr("seccomp: keyctl, io_uring, IP sockets, ptrace, mount, unshare \u2026 refused"),
+            "d",
+        ),
+        (
+            tr(
+                "prlimit: {cpu} s CPU, {memory} each, {processes} processes; deadline {deadline:g} s",
+                cpu=lim.cpu_seconds,
+                memory=mib(lim.memory_bytes),
+                processes=lim.processes,
+                deadline=DEFAULT_TIMEOUT,
+            ),
             "c",
         ),
     ]
@@ -762,13 +876,13 @@ def sandbox() -> Figure:
         64,
         "python3 /tmp/main.py",
         "e",
-        sub="as nobody, uid 65534",
+        sub=tr("as nobody, uid 65534"),
         mono=True,
     )
     files = [
-        ("/usr", "read-only"),
-        ("/data", f"the conversation's, {mib(lim.data_bytes)} at most"),
-        ("/tmp", f"{mib(lim.tmp_bytes)} in memory"),
+        ("/usr", tr("read-only")),
+        ("/data", tr("the conversation's, {size} at most", size=mib(lim.data_bytes))),
+        ("/tmp", tr("{size} in memory", size=mib(lim.tmp_bytes))),
     ]
     for j, (path, note) in enumerate(files):
         fig.text(inner_left + 230, inner_top + 14 + j * 22, f"{path}", size=SMALL, cls="mono bold")
@@ -783,10 +897,10 @@ def stops() -> Figure:
     from agentloop.events import FINISH_REASONS, STOP_REASONS
 
     fig = Figure(
-        "stops", W, 230, "How a step ends (finish reasons) and how a run ends (stop reasons)"
+        "stops", W, 230, tr("How a step ends (finish reasons) and how a run ends (stop reasons)")
     )
-    fig.box(8, 20, 180, 50, "a step", "a", sub="generate(): tokens")
-    fig.box(8, 140, 180, 50, "a run", "b", sub="run(): steps")
+    fig.box(8, 20, 180, 50, tr("a step"), "a", sub=tr("generate(): tokens"))
+    fig.box(8, 140, 180, 50, tr("a run"), "b", sub=tr("run(): steps"))
     for i, reason in enumerate(FINISH_REASONS):
         fig.rect(250 + i * 170, 28, 160, 34, "a", r=4)
         fig.text(330 + i * 170, 50, reason, cls="mono", anchor="middle", size=SMALL)
@@ -796,9 +910,9 @@ def stops() -> Figure:
         fig.rect(250 + col * 170, 128 + row * 42, 160, 34, "b", r=4)
         fig.text(330 + col * 170, 150 + row * 42, reason, cls="mono", anchor="middle", size=SMALL)
     fig.arrow([(188, 165), (248, 165)], "run_end", dy=-8)
-    fig.arrow([(98, 70), (98, 138)], "steps make a run", dy=0)
+    fig.arrow([(98, 70), (98, 138)], tr("steps make a run"), dy=0)
     fig.text(
-        8, 222, "FINISH_REASONS and STOP_REASONS, agentloop/events.py", size=SMALL, cls="muted"
+        8, 222, tr("FINISH_REASONS and STOP_REASONS, agentloop/events.py"), size=SMALL, cls="muted"
     )
     return fig
 
@@ -808,16 +922,19 @@ def stops() -> Figure:
 
 def checks() -> Figure:
     fig = Figure(
-        "checks", W, 200, "A tool call's way through validation, the repeat check and permission"
+        "checks",
+        W,
+        200,
+        tr("A tool call's way through validation, the repeat check and permission"),
     )
     steps = [
-        ("parsed call", "e"),
+        (tr("parsed call"), "e"),
         ("validate()", "a"),
         ("in seen?", "a"),
         ("reader.ask()", "b"),
-        ("run", "c"),
+        (tr("run"), "c"),
     ]
-    refusals = ["", "invalid arguments", "a repeated call", "denied", ""]
+    refusals = ["", tr("invalid arguments"), tr("a repeated call"), tr("denied"), ""]
     for i, ((label, hue), refusal) in enumerate(zip(steps, refusals)):
         x = 8 + i * 152
         fig.box(x, 30, 128, 46, label, hue, mono=label.endswith(")"))
@@ -826,11 +943,13 @@ def checks() -> Figure:
         if refusal:
             fig.arrow([(x + 64, 76), (x + 64, 118)], dash=True)
             fig.rect(x - 6, 120, 140, 42, "d", r=4)
-            fig.text(x + 64, 138, "error result:", size=SMALL, anchor="middle")
+            fig.text(x + 64, 138, tr("error result:"), size=SMALL, anchor="middle")
             fig.text(x + 64, 154, refusal, size=SMALL, anchor="middle", cls="bold")
     fig.note(
         190,
-        "Every call gets one result in the conversation; only an approved, valid, new call runs.",
+        tr(
+            "Every call gets one result in the conversation; only an approved, valid, new call runs."
+        ),
     )
     return fig
 
@@ -843,22 +962,22 @@ def pi() -> Figure:
         "pi",
         W,
         240,
-        "pi in RPC mode, its extension and the model endpoint, around the same backend",
+        tr("pi in RPC mode, its extension and the model endpoint, around the same backend"),
     )
-    fig.box(8, 20, 170, 56, "PiHarness", "e", sub="the book's events")
-    fig.box(290, 20, 180, 56, "pi --mode rpc", "b", sub="its own loop")
-    fig.box(580, 20, 172, 56, "pi/extension.ts", "b", sub="tools, permission", mono=True)
+    fig.box(8, 20, 170, 56, "PiHarness", "e", sub=tr("the book's events"))
+    fig.box(290, 20, 180, 56, "pi --mode rpc", "b", sub=tr("its own loop"))
+    fig.box(580, 20, 172, 56, "pi/extension.ts", "b", sub=tr("tools, permission"), mono=True)
     fig.box(290, 150, 180, 56, "ModelEndpoint", "a", sub="/v1/chat/completions")
     fig.box(580, 150, 172, 56, "Backend", "a", sub="render, generate")
-    fig.arrow([(178, 40), (288, 40)], "commands (stdin)", at=0.45, dy=-10)  # clear of the head
+    fig.arrow([(178, 40), (288, 40)], tr("commands (stdin)"), at=0.45, dy=-10)  # clear of the head
     fig.arrow([(288, 60), (180, 60)])
-    fig.text(233, 92, "records (stdout)", size=SMALL, anchor="middle")
+    fig.text(233, 92, tr("records (stdout)"), size=SMALL, anchor="middle")
     fig.arrow([(470, 48), (578, 48)])
     fig.arrow([(380, 76), (380, 148)], "HTTP", dy=0)
     fig.arrow([(470, 178), (578, 178)])
     fig.arrow([(290, 178), (120, 178), (120, 78)])
     fig.text(200, 198, "context, prefill, token", size=SMALL, anchor="middle")
-    fig.note(232, "The same model, prompt and tools; pi decides when to call the model again.")
+    fig.note(232, tr("The same model, prompt and tools; pi decides when to call the model again."))
     return fig
 
 
@@ -882,8 +1001,15 @@ FIGURES = {
 }
 
 
-def draw(name: str) -> str:
-    return FIGURES[name]().svg()
+def draw(name: str, language: str = "en") -> str:
+    global _language
+    _language = language
+    try:
+        fig = FIGURES[name]()
+    finally:
+        _language = "en"
+    fig.language = language
+    return fig.svg()
 
 
 def main(argv: list[str]) -> int:
@@ -892,14 +1018,15 @@ def main(argv: list[str]) -> int:
     stale = []
     OUT.mkdir(parents=True, exist_ok=True)
     for name in names:
-        svg = draw(name)
-        path = OUT / f"{name}.svg"
-        if check:
-            if not path.exists() or path.read_text(encoding="utf-8") != svg:
-                stale.append(name)
-        else:
-            path.write_text(svg, encoding="utf-8")
-            print(f"drew {path.relative_to(ROOT)}")
+        for language in LANGUAGES:
+            svg = draw(name, language)
+            path = OUT / file_name(name, language)
+            if check:
+                if not path.exists() or path.read_text(encoding="utf-8") != svg:
+                    stale.append(path.name)
+            else:
+                path.write_text(svg, encoding="utf-8")
+                print(f"drew {path.relative_to(ROOT)}")
     if stale:
         print("stale figures (python scripts/figures.py): " + ", ".join(stale))
         return 1

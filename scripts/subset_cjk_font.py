@@ -1,11 +1,14 @@
-"""Make the Chinese font the panels ship: Noto Sans CJK TC cut down to the characters they can show.
+"""Make the Chinese font the book ships: Noto Sans CJK TC cut down to the characters it can show.
 
-Debian's Chromium has no CJK font, and the book must read offline, so the panels carry their own
+Debian's Chromium has no CJK font, and the book must read offline, so it carries its own
 (docs/assets/fonts/, used by panel.css's @font-face with a unicode-range of exactly these
-characters). The characters are every CJK one (ideographs, their punctuation, full-width forms)
-in the panels' modules (docs/assets/ and its folders panel/ and stages/, vendor/ left out: mostly
-the string table, i18n.js), in the Chinese texts the server sends (demo_server/ and agentloop/,
-e.g. errors and model descriptions) and in the model folders' examples.json. The source is Debian's fonts-noto-cjk
+characters, for the panels and, in layout.css, every page's text). The characters are every CJK one
+(ideographs, their punctuation, full-width forms) in the panels' modules (docs/assets/ and its
+folders panel/ and stages/, vendor/ left out: mostly the string table, i18n.js), in the Chinese
+texts the server sends (demo_server/ and agentloop/, e.g. errors and model descriptions), in the
+model folders' examples.json, and in the zh-Hant edition: its pages (docs/**/*.zh-Hant.md), its
+figures (*.zh-Hant.svg), its navigation titles (mkdocs.yml), the notes the build adds (docs/hooks/)
+and the theme's own words in Traditional Chinese (Material's zh-Hant language partial). The source is Debian's fonts-noto-cjk
 (`apt-get install fonts-noto-cjk`); pyftsubset (fontTools, with brotli for WOFF2) does the cut.
 
     python scripts/subset_cjk_font.py          # write the font and its character list
@@ -37,12 +40,25 @@ def modules() -> list[Path]:
     return sorted(p for p in assets.rglob("*.js") if "vendor" not in p.relative_to(assets).parts)
 
 
+def theme_words() -> list[Path]:
+    """Material's Traditional Chinese words (search, navigation, copy), where the theme is installed."""
+    try:
+        import material
+    except ImportError:
+        return []
+    partial = Path(material.__file__).parent / "templates/partials/languages/zh-Hant.html"
+    return [partial] if partial.exists() else []
+
+
 def texts() -> list[Path]:
-    """The files whose Chinese the panels can show."""
+    """The files whose Chinese the book can show."""
     files = modules()
     for folder in ("demo_server", "agentloop"):
         files += sorted((ROOT / folder).rglob("*.py"))
     files += sorted((ROOT / "models").glob("*/examples.json"))
+    docs = ROOT / "docs"
+    files += sorted(docs.rglob("*.zh-Hant.md")) + sorted(docs.rglob("*.zh-Hant.svg"))
+    files += [ROOT / "mkdocs.yml", *sorted((docs / "hooks").glob("*.py")), *theme_words()]
     return files
 
 

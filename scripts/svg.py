@@ -14,15 +14,19 @@ from html import escape
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace"
+# The book's shipped CJK font (docs/assets/panel.css's @font-face, a subset of Noto Sans CJK TC made by
+# scripts/subset_cjk_font.py). Named first in a Chinese figure: its unicode-range holds only CJK characters,
+# so Latin letters still come from the fonts after it, and the Chinese is the same on every system.
+CJK = "'agentloop CJK'"
 TEXT = 14  # px: the body size of every label
 SMALL = 12  # px: the smallest size any label is drawn at
 HUES = ("a", "b", "c", "d", "e")  # blue, orange, green, red, grey
 
-STYLE = f"""
-svg.alf {{ font-family: {FONT}; font-size: {TEXT}px; }}
+STYLE = """
+svg.alf {{ font-family: {font}; font-size: {text}px; }}
 .alf text {{ fill: currentColor; }}
-.alf .mono {{ font-family: {MONO}; }}
-.alf .small {{ font-size: {SMALL}px; }}
+.alf .mono {{ font-family: {mono}; }}
+.alf .small {{ font-size: {small}px; }}
 .alf .bold {{ font-weight: 600; }}
 .alf .muted {{ opacity: 0.72; }}
 .alf .line {{ stroke: currentColor; fill: none; stroke-width: 1.5; }}
@@ -61,6 +65,7 @@ class Figure:
     height: int
     title: str  # what a screen reader says; the page's caption says it too
     parts: list[str] = field(default_factory=list)
+    language: str = "en"  # "zh-Hant": the labels are Chinese, drawn in the shipped CJK font
 
     def add(self, svg: str) -> None:
         self.parts.append(svg)
@@ -128,11 +133,19 @@ class Figure:
 
     def svg(self) -> str:
         body = "\n".join(self.parts)
+        english = self.language == "en"
+        style = STYLE.format(
+            font=FONT if english else f"{CJK}, {FONT}",
+            mono=MONO if english else f"{CJK}, {MONO}",
+            text=TEXT,
+            small=SMALL,
+        )
+        lang = "" if english else f' lang="{self.language}"'
         return (
-            f'<svg xmlns="http://www.w3.org/2000/svg" class="alf" viewBox="0 0 {self.width} '
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="alf"{lang} viewBox="0 0 {self.width} '
             f'{self.height}" width="{self.width}" height="{self.height}" role="img" '
             f'aria-label="{escape(self.title)}" data-figure="{self.name}">\n'
-            f"<title>{escape(self.title)}</title>\n<style>{STYLE}</style>\n{body}\n</svg>\n"
+            f"<title>{escape(self.title)}</title>\n<style>{style}</style>\n{body}\n</svg>\n"
         )
 
 

@@ -217,10 +217,34 @@ def site(tmp_path_factory) -> Path:
     return build_book(tmp_path_factory.mktemp("book") / "site")
 
 
-def chapter_url(base: str, number: str) -> str:
-    """The URL of chapter `number` ("08") on a server or static host at `base`."""
+def chapter_url(base: str, number: str, lang: str = "en") -> str:
+    """The URL of chapter `number` ("08") on a server or static host at `base`, in edition `lang` (the zh-Hant
+    edition is under /zh-Hant/; a page's panels start in its edition's language, docs/assets/edition.js)."""
     chapters = Path(__file__).resolve().parent.parent / "docs" / "chapters"
-    return f"{base}/chapters/{next(chapters.glob(f'{number}-*.md')).stem}/"
+    stem = english(chapters.glob(f"{number}-*.md"))[0].stem
+    return f"{edition_base(base, lang)}/chapters/{stem}/"
+
+
+def english(paths) -> list[Path]:
+    """The English pages among `paths` (a glob of docs/): a check about the English prose reads these; the
+    zh-Hant edition's pages (NAME.zh-Hant.md beside NAME.md) are held to their English page by the build
+    (docs/hooks/editions_in_step.py)."""
+    return sorted(p for p in paths if not p.name.endswith(".zh-Hant.md"))
+
+
+def page_url(docs_path: str) -> str:
+    """The site URL, from the root, of the page at `docs_path` in docs/ ("chapters/05-tools.zh-Hant.md" ->
+    "zh-Hant/chapters/05-tools/", "index.md" -> "")."""
+    rel = docs_path.removesuffix(".md")
+    prefix = ""
+    if rel.endswith(".zh-Hant"):
+        rel, prefix = rel.removesuffix(".zh-Hant"), "zh-Hant/"
+    return prefix + ("" if rel == "index" else f"{rel}/")
+
+
+def edition_base(base: str, lang: str) -> str:
+    """The root of edition `lang` of the book at `base`."""
+    return base if lang == "en" else f"{base}/{lang}"
 
 
 def force_answers(page, *answers: str, sent: list | None = None) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentloop import events
+from tests.conftest import english
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +56,7 @@ def copy_project(dest: Path) -> Path:
 
 
 def chapter1(docs: Path) -> Path:
-    (path,) = sorted((docs / "chapters").glob("01-*.md"))
+    (path,) = english((docs / "chapters").glob("01-*.md"))
     return path
 
 
@@ -397,19 +398,28 @@ def test_every_terms_hover_text_is_its_first_sentence_as_the_glossary_shows_it(s
     hover text is the first sentence of its definition exactly as the built glossary page shows it, and every
     hover in the book is one of them."""
     conventions, terms = glossary_terms()
-    glossary = (site / "glossary/index.html").read_text(encoding="utf-8")
-    shown = {}
-    for term in terms:
-        section = glossary.split(f'id="{term.id}"', 1)[1].split("<h2", 1)[0]
-        definition = _text(re.findall(r"<p>(.*?)</p>", section, re.S)[1]).replace("\n", " ")
-        shown[term.id] = re.split(r"(?<=[.!?])\s", definition, maxsplit=1)[0]
-    assert {t.id: t.definition for t in terms} == shown
     hovers = conventions.glossary_terms(terms)
     assert hovers["special token"].count("<|im_end|>") == 1 and "run_python" in hovers["sandbox"]
-    titles = set()
-    for file in site.rglob("*.html"):
-        titles |= {_text(t) for t in re.findall(r'<abbr title="([^"]*)"', file.read_text("utf-8"))}
-    assert titles and titles <= set(shown.values()), titles - set(shown.values())
+    # Each edition's pages hover with its own glossary (the zh-Hant one once glossary.zh-Hant.md exists).
+    zh_glossary = ROOT / "docs/glossary.zh-Hant.md"
+    editions = [("", terms, lambda f: "zh-Hant" not in f.relative_to(site).parts)]
+    if zh_glossary.exists():
+        zh_terms, errors = conventions.parse_glossary(zh_glossary.read_text(encoding="utf-8"))
+        assert errors == [] and {t.id for t in zh_terms} == {t.id for t in terms}
+        editions.append(("zh-Hant/", zh_terms, lambda f: "zh-Hant" in f.relative_to(site).parts))
+    for prefix, edition_terms, mine in editions:
+        glossary = (site / prefix / "glossary/index.html").read_text(encoding="utf-8")
+        shown = {}
+        for term in edition_terms:
+            section = glossary.split(f'id="{term.id}"', 1)[1].split("<h2", 1)[0]
+            definition = _text(re.findall(r"<p>(.*?)</p>", section, re.S)[1]).replace("\n", " ")
+            shown[term.id] = re.split(r"(?<=[.!?])\s|(?<=[。！？])", definition, maxsplit=1)[0]
+        assert {t.id: t.definition for t in edition_terms} == shown
+        titles = set()
+        for file in filter(mine, site.rglob("*.html")):
+            html = file.read_text("utf-8")
+            titles |= {_text(t) for t in re.findall(r'<abbr title="([^"]*)"', html)}
+        assert titles and titles <= set(shown.values()), (prefix, titles - set(shown.values()))
 
 
 PACKAGES = sorted(

@@ -19,8 +19,7 @@ def server(site):
 @pytest.mark.parametrize("lang", ["en", "zh-Hant"])
 def test_both_panels_say_their_backend_and_fit_with_model_open(server, browser, lang):
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
-    page.add_init_script(f"localStorage.setItem('agentloop.lang', '{lang}')")
-    page.goto(chapter_url(server.url, "11"))
+    page.goto(chapter_url(server.url, "11", lang))  # its panels start in the page's language
     panels = page.locator(".agentloop-panel")
     panels.nth(1).locator("button.al-run").wait_for(timeout=30000)
     # The vLLM recording's panel says it runs live on transformers here; the other runs what it recorded.

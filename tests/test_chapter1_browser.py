@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import demo_server, static_site
+from tests.conftest import demo_server, english, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -14,7 +14,7 @@ QUESTION = "What is 48213 * 9127?"
 
 
 def chapter1(base: str) -> str:
-    return f"{base}/chapters/{next((ROOT / 'docs' / 'chapters').glob('01-*.md')).stem}/"
+    return f"{base}/chapters/{english((ROOT / 'docs' / 'chapters').glob('01-*.md'))[0].stem}/"
 
 
 def test_live_ask_stream_approve_answer(site, browser):

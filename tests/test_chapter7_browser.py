@@ -10,7 +10,7 @@ import pytest
 
 from demo_server.client import Client
 from tests import media_files
-from tests.conftest import TINY, demo_server, static_site
+from tests.conftest import TINY, demo_server, edition_base, static_site
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -34,8 +34,8 @@ def shown(img) -> bool:
     return img.evaluate("i => i.naturalWidth") > 0
 
 
-def live_panel(page, server):
-    page.goto(f"{server.url}/chapters/07-media/")
+def live_panel(page, server, lang: str = "en"):
+    page.goto(f"{edition_base(server.url, lang)}/chapters/07-media/")
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=20000)  # live: the server answered
     return panel
@@ -84,13 +84,11 @@ def test_a_bad_file_is_refused_in_both_languages_and_the_panel_still_runs(
     panel.get_by_text("is named as a video").wait_for(timeout=20000)
     assert not panel.locator("button.al-run").is_disabled()  # the reader can try again
     # The refusal carries both languages; the panel shows the reader's.
-    page.evaluate("localStorage.setItem('agentloop.lang', 'zh-Hant')")
-    panel = live_panel(page, server)
+    panel = live_panel(page, server, lang="zh-Hant")
     panel.locator(".al-attach input[type=file]").set_input_files(str(fake))
     panel.locator("textarea").fill("What happens in it?")
     panel.locator("button.al-run").click()
     panel.get_by_text("的檔名是影片").wait_for(timeout=20000)
-    page.evaluate("localStorage.removeItem('agentloop.lang')")
     assert Client(server.url).status()["busy"] is False
     page.close()
 
@@ -169,8 +167,9 @@ def test_the_media_panels_examples_are_named_by_their_files_and_drawn_as_buttons
 
 def test_the_media_panel_speaks_the_readers_language(static, browser):
     page = browser.new_page()
-    page.add_init_script("localStorage.setItem('agentloop.lang', 'zh-Hant')")
-    page.goto(f"{static}/chapters/07-media/")
+    page.goto(
+        f"{static}/zh-Hant/chapters/07-media/"
+    )  # the zh-Hant edition's page: its panels speak Chinese
     media = page.locator(".agentloop-media")
     media.locator('.al-att-family[data-family="qwen3_5"] .al-att-run').wait_for(timeout=20000)
     text = media.inner_text()

@@ -6,11 +6,13 @@ ones: tests/test_panel_design_browser.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import static_site
+from scripts import subset_cjk_font
+from tests.conftest import english, page_url, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_LENGTH = 100
@@ -48,7 +50,9 @@ def base(site):
         yield url
 
 
-CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))
+# The English chapters: each panel is measured in both languages below (its select), and every page of both
+# editions by test_every_page_of_both_editions_fits_1280_px_light_and_dark.
+CHAPTERS = [p.stem for p in english((ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))]
 
 
 @pytest.mark.parametrize("stem", CHAPTERS)
@@ -78,4 +82,61 @@ def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
                 p for p in page.locator(".agentloop-panel").all() if p.is_visible()
             ):
                 panel.screenshot(path=str(ARTIFACTS / f"{stem}-replay-{i + 1}-{lang}-{name}.png"))
+    page.close()
+
+
+def book_pages() -> list[str]:
+    """Every page of the navigation, as its address under a site's root, in both editions (the zh-Hant edition
+    has every page, the ones not translated yet in English)."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = re.findall(r"^  - (?:.*: )?([\w/.-]+\.md)$", config.split("\nnav:\n")[1], re.M)
+    english = [page_url(name) for name in nav]
+    return english + [f"zh-Hant/{url}" for url in english]
+
+
+PAGE_OVERFLOW = """() => {
+    const root = document.documentElement;
+    const wide = [...document.querySelectorAll('.md-content *')]
+        .filter((e) => e.getBoundingClientRect().right > root.clientWidth + 1)
+        .filter((e) => !e.closest('pre, code, .highlight, .md-typeset__scrollwrap, table, .mermaid'))
+        .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')}`);
+    return {page: root.scrollWidth - root.clientWidth, wide};
+}"""
+
+# The page's Chinese, and whether the book's font is in the text's font stack and loads for it. (This machine has
+# fonts-noto-cjk, the subset's source, so Chromium needs the shipped font only where that is missing; the text's
+# characters are checked against the subset's own list of glyphs instead.)
+CJK_FONT = """async () => {
+    const text = document.body.innerText;
+    const cjk = [...new Set(text.match(/[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]/g) || [])];
+    const faces = await document.fonts.load('16px "agentloop CJK"', cjk.join(''));
+    return {
+        stack: getComputedStyle(document.querySelector('.md-typeset')).fontFamily.includes('agentloop CJK'),
+        loaded: faces.length === 1 && faces[0].status === 'loaded',
+        cjk: cjk.join(''),
+    };
+}"""
+
+
+@pytest.mark.parametrize("url", book_pages())
+def test_every_page_of_both_editions_fits_1280_px_light_and_dark(base, browser, url):
+    """No page of either edition is wider than the window, in light and in dark; a zh-Hant page draws its Chinese
+    with the book's own font (this Chromium has no CJK font). A full-page shot of each goes to
+    test-artifacts/editions/ for a person to look at."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{base}/{url}")
+    page.locator(".md-content").wait_for()
+    page.wait_for_timeout(500)  # the panels draw themselves
+    name = url.strip("/").replace("/", "-") or "index"
+    (ARTIFACTS / "editions").mkdir(parents=True, exist_ok=True)
+    for scheme, label in (("default", "light"), ("slate", "dark")):
+        page.evaluate("(s) => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        found = page.evaluate(PAGE_OVERFLOW)
+        assert found == {"page": 0, "wide": []}, (url, label, found)
+        page.screenshot(path=str(ARTIFACTS / "editions" / f"{name}-{label}.png"), full_page=True)
+    if url.startswith("zh-Hant/"):
+        found = page.evaluate(CJK_FONT)
+        assert found["stack"] and found["loaded"] and found["cjk"], (url, found)
+        missing = set(found["cjk"]) - subset_cjk_font.covered(subset_cjk_font.FONT)
+        assert not missing, f"{url}: not in the shipped font: {''.join(sorted(missing))}"
     page.close()

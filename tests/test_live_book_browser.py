@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import edition_base
 from tests.test_layout import base  # noqa: F401
 
 # Every element of a shown panel: inside the panel's box, or inside a box of its own that scrolls; no element
@@ -63,8 +64,7 @@ def test_nothing_in_a_panel_is_wider_than_its_column_at_1280_px(base, browser, s
     tokens by role, pi's usage line), chapters 5's and 6's rendered prompts (a line of 1,690 px)."""
     for lang in ("en", "zh-Hant"):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.add_init_script(f"localStorage.setItem('agentloop.lang', '{lang}')")
-        page.goto(f"{base}/chapters/{stem}/")
+        page.goto(f"{edition_base(base, lang)}/chapters/{stem}/")
         page.locator(".agentloop-panel, .agentloop-stage").first.wait_for(timeout=20000)
         page.wait_for_timeout(1500)  # the stage panels fetch their recordings
         draw_everything(page)

@@ -23,6 +23,7 @@ from agentloop.model_families import FAMILIES
 from agentloop.paths import MODELS_DIR
 from agentloop.tools import TOOLS, validate
 from agentloop.training.evaluate import TARGETS, states
+from tests.conftest import english
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "docs" / "chapters"
@@ -40,7 +41,9 @@ SCHEMAS = {name: TOOLS[name].parameters for name in RunSettings().tools}
 
 
 def chapter(prefix: str) -> Path:
-    (path,) = sorted(CHAPTERS.glob(f"{prefix}-*.md"))
+    (path,) = english(
+        CHAPTERS.glob(f"{prefix}-*.md")
+    )  # the numbers are checked in the English prose
     return path
 
 

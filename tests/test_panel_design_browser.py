@@ -1,6 +1,6 @@
 """The live panel's two languages and its design (issue 12), in Debian's Chromium against the real demo
-server on the trained toys, and replays on a static server: the language switch (remembered as
-agentloop.lang, everything drawn again, the server's errors in the reader's language, the shipped CJK
+server on the trained toys, and replays on a static server: the language switch (this page's panels,
+remembered as agentloop.lang, everything drawn again, the server's errors in the reader's language, the shipped CJK
 font), the model's examples beside the question box, settings folded to one line, a step as a
 timeline, the context bar by role, a token's top 5 as bars, MTP rounds, call ids as words, a replay's
 question as the reader's turn, chapter 13's forced tokens and the chapters' try-this controls."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from demo_server.client import Client
-from tests.conftest import chapter_url, demo_server, static_site
+from tests.conftest import chapter_url, demo_server, english, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -45,9 +45,8 @@ def open_page(browser, url: str, lang: str = "en", height: int = 1400):
     page = browser.new_page(viewport={"width": 1280, "height": height})
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(url)
-    page.evaluate("(l) => localStorage.setItem('agentloop.lang', l)", lang)
-    page.reload()
+    # The page of edition `lang`: its panels start in its language.
+    page.goto(url.replace("/chapters/", "/zh-Hant/chapters/", 1) if lang == "zh-Hant" else url)
     page.problems = problems
     return page
 
@@ -101,19 +100,25 @@ def test_the_switch_draws_a_replay_again_in_chinese_and_is_remembered(static, br
     # Drawn again to where it was: every event, the same tokens.
     n_tokens = sum(json.loads(line)["type"] == "token" for line in (RUNS / "chapter1.jsonl").open())
     assert panel.locator(".al-step .al-tok").count() == n_tokens
-    assert page.evaluate("localStorage.getItem('agentloop.lang')") == "zh-Hant"
+    assert (
+        page.evaluate("localStorage.getItem('agentloop.lang')") == "zh-Hant"
+    )  # the reader's choice
     assert latin_words(panel) == set()
     # The Chinese is drawn with the book's own font (this Chromium has no CJK font of its own).
     loaded = page.evaluate(
         "async () => (await document.fonts.load('16px \"agentloop CJK\"', '執行結束')).length"
     )
     assert loaded == 1
-    # Remembered: the next page (and a reload) opens in Chinese, the stage panels too.
+    # The select switched this page's panels, not the page: the next English page's panels start in English,
+    # and the zh-Hant edition's page (where the header's switch goes) opens in Chinese, the stage panels too.
     page.goto(chapter_url(static, "04"))
+    page.locator(".agentloop-stage .als-status").first.wait_for()
+    assert page.locator("select.al-lang").first.input_value() == "en"
+    page.goto(chapter_url(static, "04", "zh-Hant"))
     stage = page.locator(".agentloop-stage").first
     stage.locator(".als-status").wait_for()
-    page.wait_for_function(
-        "document.querySelector('.als-status').textContent.includes('錄製檔')", timeout=10000
+    page.wait_for_function(  # "N recordings loaded", in Chinese: the zh-Hant page reads the one set of them
+        "document.querySelector('.als-status').textContent.includes('已載入')", timeout=10000
     )
     assert page.locator("select.al-lang").first.input_value() == "zh-Hant"
     ARTIFACTS.mkdir(exist_ok=True)
@@ -345,7 +350,7 @@ def test_settings_fold_to_one_line_and_try_this_fills_the_form(server, browser):
     page.close()
 
 
-CHAPTERS = sorted(p.stem for p in (ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))
+CHAPTERS = [p.stem for p in english((ROOT / "docs" / "chapters").glob("[0-9][0-9]-*.md"))]
 OVERFLOW = """() => [...document.querySelectorAll('.agentloop-panel, .agentloop-stage')]
     .filter((p) => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
     .map((p) => `${p.className}: ${p.scrollWidth} > ${p.clientWidth}`)"""

@@ -17,7 +17,7 @@ import pytest
 
 from agentloop.events import make
 from demo_server.client import free_port
-from tests.conftest import build_book, static_site
+from tests.conftest import build_book, english, static_site
 from tests.stand_in import TOKEN, StandIn, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +163,7 @@ def served(site):
 
 def chapter1_url(site: Path, base: str) -> tuple[str, Path]:
     """Chapter 1's URL, and where its panel's data-replay points inside the built site."""
-    (md,) = sorted((ROOT / "docs/chapters").glob("01-*.md"))
+    (md,) = english((ROOT / "docs/chapters").glob("01-*.md"))
     page_url = urljoin(base, f"chapters/{md.stem}/")
     html = (site / "chapters" / md.stem / "index.html").read_text(encoding="utf-8")
     replay = re.search(r'class="agentloop-panel"[^>]*data-replay="([^"]+)"', html)[1]
@@ -331,7 +331,7 @@ def test_a_static_page_asks_nothing_of_the_api_even_after_instant_navigation(tmp
 
 
 def chapter_stem(number: str) -> str:
-    return next((ROOT / "docs/chapters").glob(f"{number}-*.md")).stem
+    return english((ROOT / "docs/chapters").glob(f"{number}-*.md"))[0].stem
 
 
 # Live mode against a stand-in for the demo server that speaks docs/assets/README-panel.md's API. -----------
@@ -390,7 +390,7 @@ def test_live_mode_runs_through_the_api(served, browser):
     server, seen = live_server(site, events)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     try:
-        (md,) = sorted((ROOT / "docs/chapters").glob("01-*.md"))
+        (md,) = english((ROOT / "docs/chapters").glob("01-*.md"))
         page = browser.new_page()
         page.goto(urljoin(base, f"chapters/{md.stem}/"))
         form = page.locator(".agentloop-panel .al-form")

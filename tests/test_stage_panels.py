@@ -19,14 +19,14 @@ from urllib.parse import urljoin
 import pytest
 import torch
 
-from tests.conftest import static_site
+from tests.conftest import english, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "docs/chapters/runs"
 
 
 def chapter(stem_prefix: str) -> str:
-    (md,) = sorted((ROOT / "docs/chapters").glob(f"{stem_prefix}-*.md"))
+    (md,) = english((ROOT / "docs/chapters").glob(f"{stem_prefix}-*.md"))
     return md.stem
 
 

@@ -7,16 +7,31 @@
    Chinese is drawn with the subsetted Noto Sans CJK TC the book ships (docs/assets/fonts/, made by
    scripts/subset_cjk_font.py from these strings), since a browser without CJK fonts would show
    boxes. Leaves out: plural rules beyond "one" and "other", and any
-   language but these two. */
+   language but these two.
+   The book has the same two editions (edition.js): panels start in the page's language, whatever
+   was chosen before. A panel's select switches the panels of this page in place, never the page:
+   a page load would end a live run and drop its conversation, so the page's language is the
+   header's switch. Both write the one remembered choice, "agentloop.lang". */
 
-export const LANG_KEY = "agentloop.lang";
-export const LANGS = ["en", "zh-Hant"];
+import { LANG_KEY, EDITIONS, pageLang } from "./edition.js";
+
+export { LANG_KEY };
+export const LANGS = EDITIONS;
 export const LANG_NAMES = { en: "English", "zh-Hant": "中文（繁體）" };
 
 // key -> {en, "zh-Hant"}. A key names where the text is used; {name} is filled from t()'s vars.
 export const STRINGS = {
   // the language switch
   "lang.label": { en: "Language", "zh-Hant": "語言" },
+  // the header's switch to the other edition (edition.js), asked by panel.js when a live conversation would end
+  "edition.leave_en": {
+    en: "The English edition is another page: your live conversation on this page would end. Open it anyway?",
+    "zh-Hant": "英文版是另一個頁面：這一頁上你的即時對話會結束。仍要開啟嗎？",
+  },
+  "edition.leave_zh": {
+    en: "The Chinese edition is another page: your live conversation on this page would end. Open it anyway?",
+    "zh-Hant": "中文版是另一個頁面：這一頁上你的即時對話會結束。仍要開啟嗎？",
+  },
 
   // dom.js
   "bar.looking": { en: "Looking for the demo server…", "zh-Hant": "正在尋找示範伺服器…" },
@@ -671,18 +686,26 @@ export const STRINGS = {
 
 let current = null;
 
-// The language the reader chose, else the browser's first (Chinese for any zh-*), else English.
+// The panels' language: the page's (its edition), until a panel's select changes it on this page.
 export function lang() {
   if (current) return current;
-  let kept = null;
-  try {
-    kept = localStorage.getItem(LANG_KEY);
-  } catch {
-    // storage refused: the choice lasts for this page only
-  }
-  if (LANGS.includes(kept)) current = kept;
-  else current = /^zh\b/i.test(navigator.language || "") ? "zh-Hant" : "en";
+  current = pageLang();
   return current;
+}
+
+// A new page (Material's instant navigation keeps this module): its panels start in its language.
+export function resetToPage() {
+  current = null;
+  if (typeof document !== "undefined") {
+  document.documentElement.dataset.alLang = lang();
+  // Subscribed before the panels' modules subscribe (they import this one): their next page's
+  // panels start in that page's language.
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(() => {
+      if (lang() !== pageLang()) resetToPage();
+    });
+  }
+}
 }
 
 export function setLang(value) {
@@ -757,4 +780,13 @@ export function onLang(fn) {
   window.addEventListener("agentloop-lang", (e) => fn(e.detail));
 }
 
-if (typeof document !== "undefined") document.documentElement.dataset.alLang = lang();
+if (typeof document !== "undefined") {
+  document.documentElement.dataset.alLang = lang();
+  // Subscribed before the panels' modules subscribe (they import this one): their next page's
+  // panels start in that page's language.
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(() => {
+      if (lang() !== pageLang()) resetToPage();
+    });
+  }
+}

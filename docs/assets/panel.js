@@ -31,6 +31,7 @@
 
 import { pageToken, probeServer } from "./api.js";
 import { el, onEveryPage, statusBar } from "./dom.js";
+import { LEAVE_EVENT } from "./edition.js";
 import { onLang, t } from "./i18n.js";
 import { hidePopover, Renderer, wireTokens } from "./render.js";
 import { serverStatus } from "./status.js";
@@ -233,6 +234,13 @@ onEveryPage(initAll);
 onLang(() => {
   hidePopover();
   for (const p of Array.from(panels)) p.relabel();
+});
+// The header's switch to the other edition loads another page, which would end this page's live
+// conversations: the reader is asked first, and "Cancel" keeps the page as it is.
+window.addEventListener(LEAVE_EVENT, (e) => {
+  const held = Array.from(panels).some((p) => !p.destroyed && p.conversation.turns.length > 0);
+  const ask = t(e.detail === "en" ? "edition.leave_en" : "edition.leave_zh");
+  if (held && !window.confirm(ask)) e.preventDefault();
 });
 window.addEventListener("pagehide", () => {
   for (const p of Array.from(panels)) p.run.close();

@@ -5,11 +5,19 @@ on_page_markdown   check the page (chapter links, figure, exercises, terms befor
                    package's modules on the API reference page
 on_page_content    inline each figure's SVG, so that it takes the page's colours in light and dark; keep a
                    term's hover on its first appearance only
+
+In the zh-Hant edition (mkdocs-static-i18n's second build, docs/hooks/editions.py names it): the hover text comes
+from glossary.zh-Hant.md (on the Chinese spelling and on the English one written beside it at first use), a
+figure is drawn from NAME.zh-Hant.svg where it exists, a translated page is checked by the Chinese reading of the
+rules (conventions.py), and the API reference lists no module again: its entries are the code's English
+docstrings, rendered once in the English edition, and the zh-Hant page links there.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
+import posixpath
 import sys
 from pathlib import Path
 
@@ -22,33 +30,67 @@ MODULES_MARKER = "<!-- every module -->"
 PACKAGES = ("agentloop", "demo_server")
 
 
-def _load_conventions():
-    name = "agentloop_book_conventions"
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conventions.py"))
+def _load(file: str):
+    name = f"agentloop_book_{file.removesuffix('.py')}"
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
     if spec is None or spec.loader is None:
-        raise PluginError("cannot load docs/hooks/conventions.py")
+        raise PluginError(f"cannot load docs/hooks/{file}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-conventions = _load_conventions()
+conventions = _load("conventions.py")
+editions = _load("editions.py")
 _state: dict = {}
+
+# The zh-Hant edition's API reference: the entries are the code's docstrings, in English, built once. An HTML
+# link: a Markdown one to a page of the other edition would be reported as no page of this build.
+API_IN_ENGLISH = (
+    "每個模組的說明取自程式碼的 docstring（英文），只在英文版建置一次："
+    '請見英文版的 <a href="{url}" hreflang="en">API reference</a>。'
+)
+
+
+def _glossary(docs: Path, lang: str) -> tuple[list, list[str]]:
+    path = docs / ("glossary.md" if lang == editions.DEFAULT else f"glossary.{lang}.md")
+    if not path.exists():
+        return [], []
+    return conventions.parse_glossary(path.read_text(encoding="utf-8"), f"docs/{path.name}")
+
+
+def _hover(docs: Path, lang: str, terms: list) -> dict[str, str]:
+    """Every spelling -> its hover text. In a translation, the English spellings of each entry (written beside
+    the Chinese at first use) show the translated entry too: Markdown's abbr matches whole words only, and
+    Chinese text has no spaces to end a word at."""
+    hover = conventions.glossary_terms(terms)
+    if lang != editions.DEFAULT:
+        english, _ = _glossary(docs, editions.DEFAULT)
+        by_id = {term.id: term.definition for term in terms}
+        for term in english:
+            for form in term.forms:
+                if term.id in by_id:
+                    hover.setdefault(form, by_id[term.id])
+    return hover
 
 
 def on_config(config):
+    try:  # Material's search cuts Chinese into words with jieba, which announces its dictionary on stderr
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+    except ImportError:
+        pass
     docs = Path(config.docs_dir)
-    glossary = docs / "glossary.md"
-    terms, errors = (
-        conventions.parse_glossary(glossary.read_text(encoding="utf-8"))
-        if glossary.exists()
-        else ([], [])
-    )
+    lang = editions.edition(config)
+    terms, errors = _glossary(docs, lang)
+    if lang != editions.DEFAULT and not terms:
+        terms, errors = _glossary(docs, editions.DEFAULT)  # not translated yet: the English entries
     for message in errors:
         log.warning(message)
     if "abbr" in config.markdown_extensions:
-        config.mdx_configs.setdefault("abbr", {})["glossary"] = conventions.glossary_terms(terms)
+        config.mdx_configs.setdefault("abbr", {})["glossary"] = _hover(docs, lang, terms)
     root = Path(config.config_file_path).resolve().parent
     files = [
         p.relative_to(root).as_posix()
@@ -57,7 +99,9 @@ def on_config(config):
         for p in (root / package).rglob("*.py")
         if "__pycache__" not in p.parts
     ]
-    _state.update(terms=terms, docs=docs, root=root, modules=conventions.python_modules(files))
+    _state.update(
+        terms=terms, docs=docs, root=root, lang=lang, modules=conventions.python_modules(files)
+    )
     return config
 
 
@@ -65,22 +109,36 @@ def on_page_markdown(markdown, page, config, files):
     src_uri = page.file.src_uri
     if page.file.generated_by:
         return markdown
-    docs, root = _state["docs"], _state["root"]
+    docs, root, lang = _state["docs"], _state["root"], _state["lang"]
     where = (docs / src_uri).relative_to(root).as_posix() if docs.is_relative_to(root) else src_uri
-    for message in conventions.check_page(src_uri, markdown, where, _state["terms"]):
-        log.warning(message)
+    # In another edition, a page that is not translated is the English page, checked in the English build.
+    translated = lang == editions.DEFAULT or src_uri != editions.english_of(src_uri)
+    if translated:
+        for message in conventions.check_page(src_uri, markdown, where, _state["terms"], lang):
+            log.warning(message)
     if MODULES_MARKER in markdown:
-        listing = "\n\n".join(f"::: {module}" for module in _state["modules"])
+        if lang == editions.DEFAULT:
+            listing = "\n\n".join(f"::: {module}" for module in _state["modules"])
+        else:
+            here = page.url if page.url.endswith("/") else posixpath.dirname(page.url) + "/"
+            listing = API_IN_ENGLISH.format(url=posixpath.relpath("reference/", here) + "/")
         markdown = markdown.replace(MODULES_MARKER, listing)
     return markdown
 
 
 def on_page_content(html, page, config, files):
     folder = _state["docs"] / "assets" / "figures"
+    lang = _state["lang"]
 
     def read_svg(name):
-        path = folder / f"{name}.svg"
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        # The edition's own drawing (its labels translated) where there is one, else the English one.
+        names = (
+            [f"{name}.svg"] if lang == editions.DEFAULT else [f"{name}.{lang}.svg", f"{name}.svg"]
+        )
+        for path in (folder / n for n in names):
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        return None
 
     html, missing = conventions.inline_figures(html, read_svg)
     html = conventions.first_abbr_only(html)

@@ -19,6 +19,15 @@ A glossary entry is a `## Term {#id}` heading; the paragraph after it starts wit
 the next paragraph is the definition, whose first sentence is the hover text.
 
 A chapter that is still an outline (it holds `!!! note "Outline"`) is held to rule 1 only.
+
+A page of the zh-Hant edition (`05-tools.zh-Hant.md`, checked with lang="zh-Hant") is held to the same rules,
+read in Chinese: rule 1 also catches a plain 「第 8 章」 (write `[第 8 章](08-prefill-decode.md)`); rule 3's
+section is the one whose heading keeps the English id, `## 練習 {#exercises}`. Rule 4 is not matched again in
+Chinese text, which has no spaces between words (「取樣」 is inside 「取樣設定」): its glossary links are the
+English page's, in the same order, which docs/hooks/editions.py requires of every translation. The zh-Hant
+glossary (glossary.zh-Hant.md) is read like the English one; its entries' first paragraph names the chapter by a
+link to it (`[第 9 章](chapters/09-sampling.md#…)`), a heading 「取樣（sampling）」 gives both spellings, and
+others follow 「又稱：」.
 """
 
 from __future__ import annotations
@@ -37,11 +46,18 @@ LINK = re.compile(r"!?\[(?P<text>[^\]\n]*)\]\((?P<target>[^)\s]*)(?:\s+\"[^\"]*\
 HTML_TAG = re.compile(r"<[^>\n]*>")
 # "chapter 8", "Chapters 8 and 9", "chapter 10's": the word, then a number where a link should be.
 PLAIN_CHAPTER = re.compile(r"\b[Cc]hapters?\s+(?:\d+|\x00(?:,\s*|\s+(?:and|or|to)\s+)\d+)")
+# 「第 8 章」: the Chinese for "chapter 8", where a link should be (「第 [8](08-….md) 章」 is one).
+PLAIN_CHAPTER_ZH = re.compile(r"第\s*\d+\s*章")
+ZH = "zh-Hant"
 FIGURE = re.compile(r"^\s*!\[[^\]]+\]\((?:\.\./)*assets/figures/[\w.-]+\.svg\)\s*$", re.M)
 GLOSSARY_HEADING = re.compile(r"^## (?P<term>.+?) \{#(?P<id>[\w-]+)\}\s*$")
 EXPLAINED = re.compile(r"Explained in \[chapter (?P<n>\d+)\]\(")
+# In the zh-Hant glossary, the first link to a chapter names it, whatever the words around it.
+EXPLAINED_BY_LINK = re.compile(r"\]\((?:\.\./)?chapters/(?P<n>\d\d)-")
 OUTLINE = '!!! note "Outline"'
-ALSO = re.compile(r"Also: (?P<forms>[^.]+)\.")
+ALSO = re.compile(r"(?:Also: |(?:又稱|又作)[：:]\s*)(?P<forms>[^.。]+)[.。]")
+# A zh-Hant entry's heading names the term both ways, 「代理迴圈（agent loop）」: each is a spelling.
+BOTH_WAYS = re.compile(r"^(?P<zh>[^（]+?)\s*（(?P<en>[^）]+)）$")
 
 
 @dataclass
@@ -93,15 +109,18 @@ def parse_glossary(markdown: str, where: str = "docs/glossary.md") -> tuple[list
         paragraphs = [p.strip().replace("\n", " ") for p in "\n".join(lines[1:]).split("\n\n")]
         paragraphs = [p for p in paragraphs if p]
         head = paragraphs[0] if paragraphs else ""
-        explained = EXPLAINED.search(head)
+        explained = EXPLAINED.search(head) or EXPLAINED_BY_LINK.search(head)
         if not explained or len(paragraphs) < 2:
             errors.append(
                 f"{where}: entry {m['term']!r} needs 'Explained in [chapter N](…).' and a definition"
             )
             continue
         also = ALSO.search(head)
-        forms = [m["term"], *(f.strip() for f in also["forms"].split(","))] if also else [m["term"]]
-        first = re.split(r"(?<=[.!?])\s", plain_text(paragraphs[1]), maxsplit=1)[0]
+        both = BOTH_WAYS.match(m["term"])
+        forms = [both["zh"], both["en"]] if both else [m["term"]]
+        if also:
+            forms += [f.strip() for f in re.split(r"[,，、]", also["forms"])]
+        first = re.split(r"(?<=[.!?])\s|(?<=[。！？])", plain_text(paragraphs[1]), maxsplit=1)[0]
         terms.append(Term(m["term"], m["id"], int(explained["n"]), forms, first))
     return terms, errors
 
@@ -120,7 +139,7 @@ def _masked(line: str) -> tuple[str, list[tuple[int, int, str]]]:
     return "".join(out), links
 
 
-def plain_chapter_references(markdown: str, where: str) -> list[str]:
+def plain_chapter_references(markdown: str, where: str, lang: str = "en") -> list[str]:
     errors = []
     for number, line in prose_lines(markdown):
         masked, _ = _masked(HTML_TAG.sub(lambda t: " " * len(t[0]), line))
@@ -131,7 +150,19 @@ def plain_chapter_references(markdown: str, where: str) -> list[str]:
                 f"{where}:{number}: {m[0]!r} is plain text: write it as a link, "
                 "e.g. [chapter 8](08-prefill-decode.md)"
             )
+        if lang == ZH:
+            for m in PLAIN_CHAPTER_ZH.finditer(squeezed):
+                errors.append(
+                    f"{where}:{number}: {m[0]!r} is plain text: write it as a link, "
+                    "e.g. [第 8 章](08-prefill-decode.md)"
+                )
     return errors
+
+
+def _is_exercises(heading: str) -> bool:
+    # The English heading, or a translation that keeps its id: `## 練習 {#exercises}`.
+    heading = heading.strip()
+    return heading == "## Exercises" or heading.endswith("{#exercises}")
 
 
 def figure_and_exercises(markdown: str, where: str) -> list[str]:
@@ -139,7 +170,7 @@ def figure_and_exercises(markdown: str, where: str) -> list[str]:
     if not FIGURE.search(markdown):
         errors.append(f"{where}: no figure: add ![what it shows](../assets/figures/NAME.svg)")
     headings = [(n, line) for n, line in prose_lines(markdown) if line.startswith("## ")]
-    if not headings or headings[-1][1].strip() != "## Exercises":
+    if not headings or not _is_exercises(headings[-1][1]):
         errors.append(f"{where}: the chapter must end with a '## Exercises' section")
     else:
         start = headings[-1][0]
@@ -190,16 +221,22 @@ def terms_before_their_chapter(
     return errors
 
 
-def check_page(src_uri: str, markdown: str, where: str, terms: list[Term]) -> list[str]:
-    """Every convention that applies to the page at `src_uri` (a path inside docs/)."""
+def check_page(
+    src_uri: str, markdown: str, where: str, terms: list[Term], lang: str = "en"
+) -> list[str]:
+    """Every convention that applies to the page at `src_uri` (a path inside docs/), written in `lang`."""
+    # A translation is held to its English page's rules.
+    src_uri = src_uri.replace(f".{ZH}.md", ".md")
     if src_uri.startswith(("assets/", "source/")) or src_uri in ("reference.md", "glossary.md"):
         return []
-    errors = plain_chapter_references(markdown, where)
+    errors = plain_chapter_references(markdown, where, lang)
     if OUTLINE in markdown:
         return errors
     chapter = chapter_number(src_uri)
     glossary = posixpath.relpath("glossary.md", posixpath.dirname(src_uri) or ".")
-    errors += terms_before_their_chapter(markdown, where, chapter or 0, terms, glossary)
+    # In Chinese, the glossary links are the English page's (see the module's docstring).
+    if lang != ZH:
+        errors += terms_before_their_chapter(markdown, where, chapter or 0, terms, glossary)
     if chapter is not None:
         errors += figure_and_exercises(markdown, where)
     return errors

@@ -20,6 +20,7 @@ from pathlib import Path
 from markdown.extensions.toc import slugify
 
 LANG = "zh-Hant"
+DEFAULT = "en"  # the edition every other one follows, built at the site's root
 FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 FENCE = re.compile(r"^(\s*)(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*(?:\{#([^}\s]+)[^}]*\})?\s*$")
@@ -32,6 +33,19 @@ HTML_LINE = re.compile(r"^\s*</?[a-zA-Z][^>]*>")
 def translation_of(english: Path) -> Path:
     """docs/chapters/05-tools.md -> docs/chapters/05-tools.zh-Hant.md"""
     return english.with_name(f"{english.stem}.{LANG}.md")
+
+
+def english_of(src_uri: str) -> str:
+    """chapters/05-tools.zh-Hant.md -> chapters/05-tools.md (an English path is itself)."""
+    suffix = f".{LANG}.md"
+    return src_uri[: -len(suffix)] + ".md" if src_uri.endswith(suffix) else src_uri
+
+
+def edition(config) -> str:
+    """The edition MkDocs is building now. mkdocs-static-i18n builds the English one, then runs the whole
+    build again for each other language with its `current_language` set; without the plugin, English."""
+    i18n = config.plugins.get("i18n") if config is not None else None
+    return getattr(i18n, "current_language", None) or DEFAULT
 
 
 def git_blob(data: bytes) -> str:

@@ -3,36 +3,67 @@
 on_files      index the packages now, add one source page per file (not in the navigation, not searched)
 on_page_markdown   expand `::: quote …`, link `file.py:N` and object names, point panels at their recordings
 on_page_content    name source-page lines #L<n>, and tell MkDocs' anchor check which ids each page has
+
+Two editions (mkdocs-static-i18n builds English, then zh-Hant in a second build of the same process): the code
+is one, so the packages are indexed and their source pages built once, in the English build; a zh-Hant page's
+quotes are expanded from the same index and its links to source lines and to the API reference go to the
+English edition's pages (docs/hooks/editions.py says which edition is being built).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
+import posixpath
+import re
 import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import get_plugin_logger
+from mkdocs.plugins import event_priority, get_plugin_logger
 from mkdocs.structure.files import File, InclusionLevel
 
 # A plugin logger: --strict counts its warnings (a plain logging.getLogger's are not counted).
 log = get_plugin_logger("quotes")
 
 
-def _load_quoting():
+def _load(file: str):
     # Loaded by path under its own name: MkDocs loads this hook by path too, so `import quoting` would depend on
     # sys.path at that moment. dataclasses need the module in sys.modules while it runs.
-    name = "agentloop_book_quoting"
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("quoting.py"))
+    name = f"agentloop_book_{file.removesuffix('.py')}"
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
     if spec is None or spec.loader is None:
-        raise PluginError("cannot load docs/hooks/quoting.py")
+        raise PluginError(f"cannot load docs/hooks/{file}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-quoting = _load_quoting()
+quoting = _load("quoting.py")
+editions = _load("editions.py")
+
+
+class _EnglishCodeLinks(logging.Filter):
+    """MkDocs reports a link that is no page of the build being made ("unrecognized relative link", at INFO).
+    A zh-Hant page's links to the English source pages and API reference are such links, on purpose, one per
+    quote: this keeps those lines out of the log, and only those (the links written by
+    _to_english_code_pages)."""
+
+    def __init__(self):
+        super().__init__()
+        self.links: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "unrecognized relative link" not in message:
+            return True
+        link = message.split("'")[3] if message.count("'") >= 4 else ""
+        return link not in self.links
+
+
+_english_links = _EnglishCodeLinks()
+logging.getLogger("mkdocs.structure.pages").addFilter(_english_links)
 
 _state: dict = {}
 
@@ -41,8 +72,13 @@ def _root(config) -> Path:
     return Path(config.config_file_path).resolve().parent
 
 
+# After mkdocs-static-i18n's on_files (-100): it sorts the files of docs/ by language and cannot place a
+# generated page (no source path); the source pages are added to the English edition's files only.
+@event_priority(-200)
 def on_files(files, config):
     root = _root(config)
+    if editions.edition(config) != editions.DEFAULT and _state.get("root") == root:
+        return files  # the English build of this run indexed the code and built its source pages
     index = quoting.build_index(root)
     for problem in index.problems:
         log.warning(problem)
@@ -87,7 +123,33 @@ def on_page_markdown(markdown, page, config, files):
         log.warning(message)
     for message in notes:
         log.info(message)
+    if editions.edition(config) != editions.DEFAULT:
+        markdown = _to_english_code_pages(markdown, src_uri, page.url)
     return markdown
+
+
+# A Markdown link's target: a page of docs/ (.md), then its anchor.
+MD_TARGET = re.compile(r"\]\((?P<path>[^)\s#:]+\.md)(?P<anchor>#[^)\s]*)?(?=[)\s])")
+
+
+def _to_english_code_pages(markdown: str, src_uri: str, page_url: str) -> str:
+    """On a page of another edition, a link to a source page, or to an entry of the API reference (an anchor on
+    reference.md), becomes a link to the English edition's page: the code and its docstrings are one, built
+    once. A link to the reference page itself stays in the page's edition."""
+    here = quoting.page_url_dir(page_url)
+
+    def fix(m: re.Match) -> str:
+        docs_path = posixpath.normpath(posixpath.join(posixpath.dirname(src_uri), m["path"]))
+        to_source = docs_path.startswith(quoting.SOURCE_DIR + "/")
+        to_api = docs_path == quoting.REFERENCE_PAGE and m["anchor"]
+        if not (to_source or to_api):
+            return m[0]
+        url = docs_path.removesuffix(".md") + "/"
+        link = posixpath.relpath(url, here or ".") + "/" + (m["anchor"] or "")
+        _english_links.links.add(link)
+        return "](" + link
+
+    return MD_TARGET.sub(fix, markdown)
 
 
 def on_page_content(html, page, config, files):
