@@ -55,9 +55,9 @@ class Demo:
     """The demo server in this process (its default model loads on transformers at start) and a
     client of it."""
 
-    def __init__(self, tmp_path_factory, vllm_url: str | None = None):
+    def __init__(self, tmp_path_factory, vllm_url: str | None = None, site=None):
         self.vllm_url = vllm_url
-        self.site = tmp_path_factory.mktemp("site")
+        self.site = site or tmp_path_factory.mktemp("site")  # the built book, for a browser
 
     def __enter__(self) -> Demo:
         saved, os.environ["VLLM_URL"] = os.environ.get("VLLM_URL"), self.vllm_url or ""
