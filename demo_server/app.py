@@ -187,7 +187,7 @@ def create_app(
         summary="Load or switch the model, for every tab (progress: the load stream)",
     )
     def load(req: LoadRequest):
-        job = current.start_load(req.model, backend=req.backend)
+        job = current.start_load(req.model, backend=req.backend, mtp=req.mtp)
         return {"ok": True, "load_id": job.id, "model": job.model}
 
     @app.get(

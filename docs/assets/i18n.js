@@ -193,6 +193,7 @@ export const STRINGS = {
   "menu.backend_vllm": { en: "vLLM (a server)", "zh-Hant": "vLLM（一個伺服器）" },
   "menu.way_transformers": { en: "transformers (here)", "zh-Hant": "transformers（在這裡）" },
   "menu.way_vllm_docker": { en: "vLLM in Docker", "zh-Hant": "Docker 中的 vLLM" },
+  "menu.way_vllm_url": { en: "served by vLLM", "zh-Hant": "由 vLLM 伺服器提供" },
   "menu.way_vllm_local": { en: "vLLM on this machine (.venv-vllm)", "zh-Hant": "這台機器上的 vLLM（.venv-vllm）" },
   "menu.unsupported": { en: "{label} — the book cannot run it", "zh-Hant": "{label}——本書無法執行" },
   "menu.load": { en: "Load", "zh-Hant": "載入" },
@@ -425,6 +426,16 @@ export const STRINGS = {
     en: "guessed {piece} (id {id}): turned down, the model picked another token",
     "zh-Hant": "猜 {piece}（id {id}）：被否決，模型選了別的 token",
   },
+  "mtp.restart_on": {
+    en: "Switching MTP on restarts the vLLM server this page started: {model} loads again, with speculative decoding, which takes a while.",
+    "zh-Hant": "打開 MTP 會重新啟動這個頁面啟動的 vLLM 伺服器：{model} 會以推測解碼重新載入，需要一段時間。",
+  },
+  "mtp.restart_off": {
+    en: "Switching MTP off restarts the vLLM server this page started: {model} loads again, without speculative decoding, which takes a while.",
+    "zh-Hant": "關掉 MTP 會重新啟動這個頁面啟動的 vLLM 伺服器：{model} 會不用推測解碼重新載入，需要一段時間。",
+  },
+  "mtp.restart": { en: "Restart it", "zh-Hant": "重新啟動" },
+  "mtp.keep": { en: "Keep it as it is", "zh-Hant": "維持原狀" },
   "mtp.unseen": {
     en: "guessed {piece} (id {id}): never checked, after a guess turned down",
     "zh-Hant": "猜 {piece}（id {id}）：前一個猜測被否決，沒有檢查",

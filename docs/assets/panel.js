@@ -190,6 +190,8 @@ class Panel {
     if (prev && (prev.model !== s.model || prev.backend !== s.backend) && s.model) {
       this.form.modelChanged(s);
       this.menu.followSwitch();
+    } else if (prev && JSON.stringify(prev.mtp_server) !== JSON.stringify(s.mtp_server)) {
+      this.form.offerSwitches(s); // the server restarted with MTP switched (here or in another tab)
     }
     this.menu.settle(s);
   }

@@ -88,9 +88,12 @@ export const serverStatus = {
   },
 
   // POST the switch; the stream then tells every panel how it goes. Throws the server's refusal
-  // (409 while a run or a load is going) for the panel that asked to show.
-  async loadModel(model, backend) {
-    await postJSON("load", null, { model, backend: backend || "transformers" });
+  // (409 while a run or a load is going) for the panel that asked to show. `mtp` (true or false):
+  // the MTP switch of a vLLM server the page started, which restarts it; left out otherwise.
+  async loadModel(model, backend, mtp) {
+    const body = { model, backend: backend || "transformers" };
+    if (typeof mtp === "boolean") body.mtp = mtp;
+    await postJSON("load", null, body);
     this.loadEvent({ type: "load_start", model });
     this.follow();
   },

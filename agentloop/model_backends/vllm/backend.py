@@ -232,10 +232,14 @@ class VLLMBackend(TextSide):
     def _request(self, endpoint: str, ids: list[int], s: Sampling, max_tokens: int) -> dict:
         """The request body: the reader's settings, every other setting neutral, our stop tokens,
         the top 5."""
+        temperature, top_k = max(s.temperature, 0.0), s.top_k
+        if self.probe["mask"]:  # a server that sends masks refuses greedy and "no limit" as such
+            text = self.config.get("text_config") or self.config
+            temperature, top_k = for_mask_server(temperature, top_k, int(text["vocab_size"]))
         settings = {
-            "temperature": max(s.temperature, 0.0),
+            "temperature": temperature,
             "top_p": s.top_p,
-            "top_k": s.top_k,
+            "top_k": top_k,
             "max_tokens": max_tokens,
             "stop_token_ids": sorted(self.eos_ids),
             "logprobs": TOP_N,
@@ -361,6 +365,17 @@ class VLLMBackend(TextSide):
 
 
 # -- the server's answers -------------------------------------------------------------------------
+
+
+def for_mask_server(temperature: float, top_k: int, vocab_size: int) -> tuple[float, int]:
+    """(temperature, top_k) as a server started with --return-sampling-mask takes them: vLLM 0.32
+    refuses temperature 0 and a top_k of 0 or -1 there (v1/engine/input_processor.py: the mask it
+    sends back must be bounded). Greedy becomes top_k 1 at temperature 1: only the most likely
+    token is kept, so it is the one drawn. No limit becomes top_k the vocabulary's size: every token
+    is kept."""
+    if temperature <= 0.0:
+        return 1.0, 1
+    return temperature, top_k if top_k > 0 else vocab_size
 
 
 def prefill_event(prompt: Encoded, start: float) -> dict:

@@ -132,13 +132,14 @@ def drafter_of(ref: str) -> str | None:
     return None if suffix is None else ref.rstrip("/") + suffix
 
 
-def speculative_config(ref: str) -> str:
-    """vLLM's --speculative-config for the model's MTP: Gemma 4's drafter checkpoint (as the
-    container sees it), Qwen3.5's own layer."""
+def speculative_config(ref: str, drafter_at: Callable[[str], str] | None = None) -> str:
+    """vLLM's --speculative-config for the model's MTP (vLLM 0.32's config/speculative.py: method
+    "mtp" for both): Gemma 4's drafter checkpoint (`drafter_at` says where the server finds it; by
+    default as the container sees it), Qwen3.5's own layer (no model: the target's own weights)."""
     config = {"method": "mtp", "num_speculative_tokens": N_GUESSES}
     drafter = drafter_of(ref)
     if drafter is not None:
-        config["model"] = in_container(drafter)[0]
+        config["model"] = (drafter_at or (lambda d: in_container(d)[0]))(drafter)
     return json.dumps(config)
 
 

