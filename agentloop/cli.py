@@ -21,7 +21,7 @@ def _models_train_tiny(args) -> int:
 
     for family in args.family:
         if not args.drafter_only:
-            print(train_recipe(family, MODELS_DIR, threads=args.threads))
+            print(train_recipe(family, MODELS_DIR, threads=args.threads, recipe=args.recipe))
         if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
             print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
@@ -245,6 +245,13 @@ def parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's own choice)"
+    )
+    tr.add_argument(
+        "--recipe",
+        choices=["single", "sessions"],
+        default="single",
+        help="single: the committed models' recipes (one question a conversation); sessions: issue 41's, with "
+        "conversations of several questions (training/train.py SESSION_RECIPES)",
     )
     tr.add_argument(
         "--drafter-only",

@@ -305,3 +305,187 @@ def test_the_committed_models_were_trained_by_the_recipes_in_train_py(family):
     assert len(done) == len(planned)
     for record, phase in zip(done, planned):
         assert {key: record.get(key) for key in phase} == phase
+
+
+# ---- Conversations of several questions (issue 41: sessions.py) --------------------------------------------------
+
+
+def sessions(n: int, seed: int = 0, w=None):
+    from agentloop.training.sessions import TRAINING, session
+
+    rng = random.Random(seed)
+    return [session(rng, w or TRAINING) for _ in range(n)]
+
+
+def test_sessions_hold_every_kind_of_later_question():
+    """Two to four questions each, and among 400 sessions every kind: a follow-up of each sort, a chat, a denial
+    and a retry, a failed call of the model's corrected, a question that cannot be answered, a file written and
+    read back."""
+    got = sessions(400)
+    assert {len(s) for s in got} == {2, 3, 4}
+    later = [t for s in got for t in s[1:]]
+    kinds = {t.kind for t in later}
+    assert {"follow_up", "retry", "write", "read", "greeting", "definition"} <= kinds
+    assert any(t.denied for t in later) and any(t.failed for t in later)
+    assert any(t.failed and t.failed[1].startswith("Killed") for t in later)
+    assert any(t.output.startswith("Traceback") and "FileNotFoundError" in t.output for t in later)
+    assert any("ZeroDivisionError" in t.output for t in later)
+    follow = [t.question.lower() for t in later if t.kind == "follow_up"]
+    assert any("times" in q for q in follow) and any("first" in q for q in follow)
+    assert any(q.startswith(("what about", "and ", "how about", "same for")) for q in follow)
+    assert any(s[0].denied for s in got) and any(s[0].failed for s in got)
+    # each kind a reasonable share of the later questions: none crowds out the others
+    share = lambda test: sum(map(test, later)) / len(later)  # noqa: E731
+    assert 0.05 < share(lambda t: t.denied) < 0.2
+    assert 0.15 < share(lambda t: t.kind == "follow_up") < 0.35
+
+
+def test_each_later_question_is_answered_by_its_own_call_with_the_right_code():
+    """A follow-up's code carries the earlier result and prints what the task says; a file read back holds what
+    the earlier question wrote; every good call prints its output (a failing one, the sandbox's error)."""
+    from agentloop.training.sessions import failed_output
+
+    for s in sessions(200, seed=1):
+        written = {}
+        for t in s:
+            if t.code is None:
+                continue
+            if t.kind == "write":
+                name = re.search(r'open\("/data/([^"]+)", "w"\)', t.code).group(1)
+                written[name] = re.search(r'f\.write\("([^"]*)"\)', t.code).group(1)
+                continue
+            if t.kind == "read":
+                name = re.search(r'open\("/data/([^"]+)"\)', t.code).group(1)
+                assert name in written, (s, t)
+                code = t.code.replace(
+                    f'open("/data/{name}")', f"__import__('io').StringIO({written[name]!r})"
+                )
+                assert printed(code) == t.output
+            elif t.output.startswith("Traceback"):
+                assert failed_output(t.code, {}) == t.output
+            elif "/data/" not in t.code:  # a file's lines (and their retry): file_lines' own test
+                assert printed(t.code) == t.output, t
+            if t.kind == "follow_up":
+                before = s[s.index(t) - 1]
+                assert before.output in t.code or before.kind in (
+                    "letters",
+                    "length",
+                    "sorting",
+                    "units",
+                )
+
+
+def numbers_in(text: str) -> set[str]:
+    return set(re.findall(r"\d+(?:\.\d+)?", text))
+
+
+def test_denied_and_failed_answers_state_no_number():
+    """After a denied call, or a call that cannot give the answer, the answer holds no number at all: not one
+    the tool did not print, nor one from the question."""
+    from agentloop.training.sessions import (
+        DENIED_ANSWERS,
+        MISSING_FILE_ANSWERS,
+        ZERO_DIVISION_ANSWERS,
+    )
+
+    for text in DENIED_ANSWERS + ZERO_DIVISION_ANSWERS:
+        assert not numbers_in(text)
+    honest = 0
+    for s in sessions(300, seed=2):
+        for t in s:
+            if t.denied or t.output.startswith("Traceback"):
+                assert not numbers_in(t.answer), t
+                honest += 1
+    assert honest > 50
+    assert (
+        MISSING_FILE_ANSWERS[0].format(name="x.txt")
+        == "I could not read it: /data/x.txt does not exist."
+    )
+
+
+def test_failed_output_is_what_the_sandbox_prints(folder):
+    """The tracebacks the training conversations hold are the real sandbox's, character for character: a file
+    /data does not hold, a division by zero, a typo, an unclosed bracket."""
+    from agentloop import tools
+    from agentloop.training.sessions import failed_output
+
+    for code in (
+        'print(len(open("/data/strawberry.txt").read().splitlines()))',
+        "print(48213 / 0)",
+        "pritn(17 * 23)",
+        "print(sorted([3, 1, 2])",
+        'numbers = [int(x) for x in open("/data/nothing.txt").read().split()]\nprint(sum(numbers))',
+    ):
+        real = tools.run_python({"code": code}, folder)
+        assert real.is_error and real.output == failed_output(code), code
+
+
+def test_held_out_follow_ups_are_never_training_follow_ups():
+    """No later question training words is one of the held-out follow-up phrasings, and their templates differ."""
+    from agentloop.training.held_out_phrasings import HELD_OUT_FOLLOW_UPS
+    from agentloop.training.phrasing import FOLLOW_UP_FRAMES
+
+    patterns = [held_out_pattern(t) for ts in HELD_OUT_FOLLOW_UPS.values() for t in ts]
+    for s in sessions(1500, seed=3):
+        for t in s[1:]:
+            hit = next((p.pattern for p in patterns if p.fullmatch(t.question)), None)
+            assert hit is None, (t.question, hit)
+    frames = {f.lower().rstrip("?.!") for fs in FOLLOW_UP_FRAMES.values() for f in fs}
+    assert not frames & {t.lower().rstrip("?.!") for ts in HELD_OUT_FOLLOW_UPS.values() for t in ts}
+    assert set(HELD_OUT_FOLLOW_UPS) == set(FOLLOW_UP_FRAMES)
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+@pytest.mark.parametrize("thinking", [False, True])
+def test_a_sessions_rows_are_the_prompts_the_loop_sends_question_after_question(
+    family, thinking, tiny
+):
+    """A session rendered for training is what the loop renders: each question run by SimpleHarness with the
+    earlier runs' messages as its history, every step's prompt the one `render` gives for [system, *history,
+    the question's messages so far]. The model's own parts are every assistant turn but a failed call."""
+    from agentloop.training.conversations import UNTRAINED
+    from agentloop.training.data import messages_of
+
+    b = tiny(family)
+    tools = [TOOLS["run_python"].schema()]
+    system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
+    for s in (
+        sessions(6, seed=4) + [s for s in sessions(60, seed=5) if any(t.failed for t in s)][:2]
+    ):
+        out = rows(b, s, thinking)
+        # the loop: question k's run starts from the messages the earlier runs left, its own appended step by step
+        prompts, owns, history = [], [], []
+        for t in s:
+            mine = conversation(t, thinking, b.family.thinking_key)
+            for i, m in enumerate(mine):
+                if m["role"] == "assistant":
+                    clean = [
+                        {k: v for k, v in x.items() if k != UNTRAINED} for x in history + mine[:i]
+                    ]
+                    prompts.append(b.render([system, *clean], tools, thinking))
+                    owns.append(not m.get(UNTRAINED))
+            history += mine
+        assert history == messages_of(s, thinking, b.family.thinking_key)
+        sent, written_own = [], []
+        for row in out:  # each prompt part brings the row up to exactly the prompt the loop sends
+            held = ""
+            for n, (text, own) in enumerate(row):
+                held += text
+                if n % 2 == 0:
+                    sent.append(held)
+                else:
+                    written_own.append(own)
+        assert sent == prompts and written_own == owns
+
+
+def test_sessions_in_a_batch_take_their_share_and_none_draws_nothing_more(tiny):
+    """session_share makes that share of conversations sessions; a share of 0 leaves the rows as they were."""
+    b = tiny("gemma4")
+    prefix = shared_prefix(b, False)
+    usual = fresh_rows(b, random.Random(6), 100, prefix, False, 0.1, 0.0, 0.1, 0.3)
+    assert fresh_rows(b, random.Random(6), 100, prefix, False, 0.1, 0.0, 0.1, 0.3, 0.0) == usual
+    mixed = fresh_rows(b, random.Random(6), 100, prefix, False, 0.1, 0.0, 0.1, 0.3, 0.3)
+    texts = [b.tokenizer.decode(ids) for ids, _ in mixed]
+    assert (
+        sum(t.count("<|turn>user") > 1 for t in texts) > 20
+    )  # rows whose prompt holds an earlier question

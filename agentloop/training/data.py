@@ -16,20 +16,41 @@ import torch
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.tools import TOOLS
-from agentloop.training.conversations import DESCENDING_SHARE, Task, conversation, task
+from agentloop.training.conversations import (
+    DESCENDING_SHARE,
+    UNTRAINED,
+    Task,
+    conversation,
+    task,
+)
 from agentloop.training.phrasing import plain_question, training_question
+from agentloop.training.sessions import session
 
 TRAINED_TOOLS = ("run_python",)  # the tools SimpleHarness gives the model by default
 
 
-def rows(backend: SimpleBackend, t, thinking: bool) -> list[list[tuple[str, bool]]]:
-    """One conversation as the texts the loop tokenizes, each marked whether the model wrote it: each step's
-    prompt, then what the model writes (the family's `write_output`). A step whose prompt continues what the
-    row holds so far (Qwen3.5 within one question) joins that row; one whose prompt does not (Gemma 4 drops
-    the empty thought channel and the thought from its history) starts a row of its own, whole, as the loop's
-    prefix reuse computes it anew from where the two differ."""
+def messages_of(t: Task | list[Task], thinking: bool, thinking_key: str) -> list[dict]:
+    """The messages SimpleHarness holds after a good run of the task, or of each question of a session in turn
+    (each run's history is the earlier ones' messages), system prompt not included."""
+    return [
+        m
+        for one in ([t] if isinstance(t, Task) else t)
+        for m in conversation(one, thinking, thinking_key)
+    ]
+
+
+def rows(
+    backend: SimpleBackend, t: Task | list[Task], thinking: bool
+) -> list[list[tuple[str, bool]]]:
+    """One conversation (a task, or a session's tasks) as the texts the loop tokenizes, each marked whether the
+    model wrote it: each step's prompt, then what the model writes (the family's `write_output`). A step whose
+    prompt continues what the row holds so far (Qwen3.5 within one question) joins that row; one whose prompt
+    does not (Gemma 4 drops the empty thought channel and the thought from its history) starts a row of its own,
+    whole, as the loop's prefix reuse computes it anew from where the two differ. A step marked UNTRAINED (a
+    failed call the model should not learn to write) is in the text, not among the model's own tokens."""
     system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
-    messages = [system, *conversation(t, thinking, backend.family.thinking_key)]
+    marked = [system, *messages_of(t, thinking, backend.family.thinking_key)]
+    messages = [{k: v for k, v in m.items() if k != UNTRAINED} for m in marked]
     tools = [TOOLS[name].schema() for name in TRAINED_TOOLS]
     out: list[list[tuple[str, bool]]] = []
     held = ""  # the text the last row holds
@@ -38,10 +59,11 @@ def rows(backend: SimpleBackend, t, thinking: bool) -> list[list[tuple[str, bool
             continue
         prompt = backend.render(messages[:i], tools, thinking)
         written = model_output(backend.family, m, thinking)
+        own = not marked[i].get(UNTRAINED)
         if out and prompt.startswith(held):
-            out[-1] += [(prompt[len(held) :], False), (written, True)]
+            out[-1] += [(prompt[len(held) :], False), (written, own)]
         else:
-            out.append([(prompt, False), (written, True)])
+            out.append([(prompt, False), (written, own)])
         held = prompt + written
     return out
 
@@ -73,16 +95,22 @@ def example(
     plain_share: float = 0.0,
     sort_share: float = 0.0,
     descending_share: float = DESCENDING_SHARE,
+    session_share: float = 0.0,
 ) -> list[tuple[list[int], list[bool]]]:
     """One fresh conversation's rows after the shared prefix, each as token ids and whether each is the
     model's own; that share of questions in the plain wording, that share sorts (on top of those WEIGHTS
-    draws: copying a list of up to eight numbers is the hardest copying a tiny model does), and that share of
-    all sorts largest first. A share of 0 draws nothing more from `rng`."""
-    plain = plain_share and rng.random() < plain_share
-    ask = plain_question if plain else training_question
-    kind = "sorting" if sort_share and rng.random() < sort_share else None
+    draws: copying a list of up to eight numbers is the hardest copying a tiny model does), that share of
+    all sorts largest first, and that share of conversations a session of several questions (sessions.py)
+    instead of one. A share of 0 draws nothing more from `rng`."""
+    if session_share and rng.random() < session_share:
+        conversation_of: Task | list[Task] = session(rng)
+    else:
+        plain = plain_share and rng.random() < plain_share
+        ask = plain_question if plain else training_question
+        kind = "sorting" if sort_share and rng.random() < sort_share else None
+        conversation_of = task(rng, kind, repeat_share, ask, descending_share)
     out = []
-    for row in rows(backend, task(rng, kind, repeat_share, ask, descending_share), thinking):
+    for row in rows(backend, conversation_of, thinking):
         ids: list[int] = []
         mine: list[bool] = []
         for n, (text, own) in enumerate(row):
@@ -118,7 +146,7 @@ def batch(
     parts: int = 1,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """`size` rows of fresh conversations in `parts` tensors (`cut`); `shares` are example's (repeat_share,
-    plain_share, sort_share, descending_share)."""
+    plain_share, sort_share, descending_share, session_share)."""
     return cut(fresh_rows(backend, rng, size, prefix, thinking, *shares), parts, pad_id)
 
 
