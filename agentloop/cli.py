@@ -267,6 +267,19 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--seed", type=int, default=1_000_003, help="held-out: training uses other seeds"
     )
+    ev.add_argument(
+        "--sets",
+        nargs="+",
+        default=None,
+        metavar="SET",
+        help="only these sets (default: all; names as the output prints them, e.g. 'follow-ups')",
+    )
+    ev.add_argument(
+        "--conversations",
+        type=int,
+        default=None,
+        help="conversations in each conversation set (default: a quarter of -n, at least 10)",
+    )
     ev.add_argument("--check", action="store_true", help="exit 1 when a figure misses its target")
     ev.add_argument(
         "--slack", type=float, default=0.0, help="points below the targets that still pass"

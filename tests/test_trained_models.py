@@ -16,6 +16,7 @@ from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import REPEATED_CALL, SimpleHarness
 from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out, states
+from agentloop.training.evaluate_sessions import CONVERSATION_TARGETS, evaluate_conversations
 from tests.conftest import AGENTS, run_harness
 
 # (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't. Empty: on these
@@ -131,6 +132,14 @@ def test_thirty_held_out_questions(agent, phrasings):
     )
     if known:
         pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as its model card says")
+
+
+def test_the_conversation_sets_run_through_the_loop(agent):
+    """Issue 41's sets: one conversation of each runs through the real loop and the real sandbox and counts its
+    figure (the held-out parts differ only in wording); the figures themselves are the card's (eval-tiny --card)."""
+    for name, targets in CONVERSATION_TARGETS.items():
+        tally = evaluate_conversations(agent, name, 1, seed=1_000_003, log=lambda *_: None)
+        assert [tally.totals.get(figure) for figure in targets] == [1], (name, tally.totals)
 
 
 def test_the_example_questions_the_panel_offers_are_answered_right(agent, tmp_path):
