@@ -46,6 +46,15 @@ def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:
     return got
 
 
+def asked(llm, question: str, tmp_path, history=()):
+    """A question run to its end with every call approved, after `history`: (its events, the harness)."""
+    settings = RunSettings(temperature=0, max_new_tokens=128, max_steps=3)
+    return run_harness(
+        lambda emit: SimpleHarness(llm, list(history), question, settings, emit, files=tmp_path),
+        lambda e: True,
+    )
+
+
 def only(evs, kind):
     return [e for e in evs if e["type"] == kind]
 
@@ -148,7 +157,12 @@ def test_the_example_questions_the_panel_offers_are_answered_right(agent, tmp_pa
     examples = json.loads((Path(agent.model_id) / "examples.json").read_text())
     assert examples["note"]["en"] and examples["note"]["zh"]
     for example in examples["questions"]:
-        evs = run(agent, example["en"], tmp_path, decide=lambda e: True, max_steps=3)
+        history = []
+        if (
+            "after" in example
+        ):  # a follow-up: asked after its first question, in the same conversation
+            history = asked(agent, example["after"]["en"], tmp_path)[1].messages
+        evs = asked(agent, example["en"], tmp_path, history)[0]
         results = only(evs, "tool_result")
         if "expect" not in example:
             assert not results and evs[-1]["stop_reason"] == "final", example
