@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import random
 import re
 
@@ -575,3 +576,65 @@ def test_the_card_shows_every_set_the_conversation_sets_included(tmp_path):
     for name, targets in ALL_SETS.items():
         assert f"\n{name.capitalize()}:\n" in card and all(figure in card for figure in targets)
     assert "10 conversations in each conversation set" in card
+
+
+# ---- pi's format (issue 42: pi_format.py) ----------------------------------------------------------------------
+
+
+def test_pi_request_json_is_what_the_real_pi_sends_now():
+    """The stored prompt, tools and bash result are the real pi's (node_modules), captured again here: a new pi
+    that sends anything else fails this, and its training data must be made again (scripts/capture_pi_request.py
+    --write)."""
+    from agentloop.training.pi_format import captured
+    from scripts.capture_pi_request import capture
+
+    assert capture() == captured()
+    assert "bash" in [t["function"]["name"] for t in captured()["tools"]]
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+def test_pi_rows_are_what_the_endpoint_renders_for_pis_requests(family, tiny):
+    """A conversation through pi is, step by step, the request pi sends (its system prompt, its tools, the
+    question as a text part, bash's output) turned into messages by the endpoint (conversation_from) and
+    rendered by the family's template, as ModelEndpoint.complete renders it; the model writes a bash call that
+    runs python3 -c on the task's code, then the answer."""
+    from agentloop.harnesses.model_endpoint import conversation_from
+    from agentloop.training.data import pi_rows
+    from agentloop.training.pi_format import captured, pi_request, system_prompt
+
+    b = tiny(family)
+    rng = random.Random(9)
+    t = task(random.Random(3), "arithmetic")
+    system = system_prompt(rng)
+    request = pi_request(t, system)
+    assert request["tools"] == captured()["tools"]
+    # pi's own messages for a bash call and its result, as captured, with this task's values
+    shape = [(m["role"], sorted(m)) for m in captured()["messages_after_a_call"]]
+    assert [(m["role"], sorted(m)) for m in request["messages"][1:4]] == shape
+    prompts = []
+    for i, m in enumerate(request["messages"]):
+        if m["role"] == "assistant":
+            messages, tools = conversation_from(
+                {**request, "messages": request["messages"][:i]}, "x"
+            )
+            prompts.append(b.render(messages, tools, False))
+    from agentloop.training.data import rows_of
+    from agentloop.training.pi_format import pi_messages
+
+    out = rows_of(b, *pi_messages(t, system, b.family.thinking_key), False)
+    sent = []
+    for row in out:
+        held = ""
+        for n, (text, _) in enumerate(row):
+            held += text
+            if n % 2 == 0:
+                sent.append(held)
+    assert sent == prompts
+    call = request["messages"][2]["tool_calls"][0]["function"]
+    command = json.loads(call["arguments"])["command"]
+    assert call["name"] == "bash" and command == f"python3 -c '{t.code}'"
+    assert printed(t.code) == t.output and request["messages"][3]["content"] == t.output + "\n"
+    # a batch of them shares pi's prompt, computed once a step
+    prefix, got = pi_rows(b, random.Random(4), 12)
+    assert len(got) == 12 and "pi, a coding agent harness" in prefix
+    assert all(any(mine) for _, mine in got)

@@ -85,6 +85,10 @@ def phase_text(p: dict) -> str:
             f", {p['session_share']:.0%} of conversations two to four questions in a row (follow-ups, denials,"
             " tool errors, a file written and read back)"
         )
+    if p.get("pi_share"):
+        text += (
+            f", {p['pi_share']:.0%} of steps questions through pi's own system prompt and bash tool"
+        )
     if p.get("parts"):
         text += f", each step computed in {p['parts']} parts"
     return text + (f", {p['phrasing']}" if composed else "")

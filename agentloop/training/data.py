@@ -50,8 +50,15 @@ def rows(
     failed call the model should not learn to write) is in the text, not among the model's own tokens."""
     system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
     marked = [system, *messages_of(t, thinking, backend.family.thinking_key)]
+    return rows_of(backend, marked, [TOOLS[name].schema() for name in TRAINED_TOOLS], thinking)
+
+
+def rows_of(
+    backend: SimpleBackend, marked: list[dict], tools: list[dict], thinking: bool
+) -> list[list[tuple[str, bool]]]:
+    """`rows` for messages as the loop holds them, the system turn included, with the tools it sends (the
+    built-in harness's, or pi's: pi_format.py)."""
     messages = [{k: v for k, v in m.items() if k != UNTRAINED} for m in marked]
-    tools = [TOOLS[name].schema() for name in TRAINED_TOOLS]
     out: list[list[tuple[str, bool]]] = []
     held = ""  # the text the last row holds
     for i, m in enumerate(messages):
@@ -81,9 +88,7 @@ def shared_prefix(backend: SimpleBackend, thinking: bool) -> str:
     """The start every conversation shares (the system turn with the tools), cut just after a special token, so
     that tokenizing it apart gives the same tokens as tokenizing the whole prompt."""
     a, b = (rows(backend, Task("greeting", q, answer="."), thinking)[0][0][0] for q in ("Hi", "Yo"))
-    common = a[: next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)]
-    specials = backend.tokenizer.added_tokens_encoder
-    return common[: max(common.rfind(tok) + len(tok) for tok in specials if tok in common)]
+    return common_start(backend, a, b)
 
 
 def example(
@@ -109,8 +114,13 @@ def example(
         ask = plain_question if plain else training_question
         kind = "sorting" if sort_share and rng.random() < sort_share else None
         conversation_of = task(rng, kind, repeat_share, ask, descending_share)
+    return tokenized(backend, rows(backend, conversation_of, thinking), prefix)
+
+
+def tokenized(backend, rows_: list[list[tuple[str, bool]]], prefix: str):
+    """Rows as token ids after `prefix`, and whether each token is the model's own."""
     out = []
-    for row in rows(backend, conversation_of, thinking):
+    for row in rows_:
         ids: list[int] = []
         mine: list[bool] = []
         for n, (text, own) in enumerate(row):
@@ -122,6 +132,32 @@ def example(
             mine += [own] * len(part)
         out.append((ids, mine))
     return out
+
+
+def common_start(backend, a: str, b: str) -> str:
+    """The start two prompts share, cut just after a special token (so that tokenizing it apart gives the same
+    tokens as tokenizing the whole prompt)."""
+    common = a[: next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)]
+    specials = backend.tokenizer.added_tokens_encoder
+    return common[: max(common.rfind(tok) + len(tok) for tok in specials if tok in common)]
+
+
+def pi_rows(
+    backend, rng: random.Random, size: int
+) -> tuple[str, list[tuple[list[int], list[bool]]]]:
+    """A batch's worth of single questions run through pi (pi_format.py), thinking off: the prefix they share
+    (pi's system prompt and tools for one run: its working folder is drawn once a batch, so the prefix cache
+    holds it) and `size` rows after it."""
+    from agentloop.training.pi_format import pi_messages, system_prompt
+
+    system, key = system_prompt(rng), backend.family.thinking_key
+    rendered: list[list[list[tuple[str, bool]]]] = []
+    while sum(map(len, rendered)) < size or len({r[0][0][0] for r in rendered}) < 2:
+        rendered.append(rows_of(backend, *pi_messages(task(rng), system, key), False))
+    firsts = [r[0][0][0] for r in rendered]
+    prefix = common_start(backend, firsts[0], next(f for f in firsts if f != firsts[0]))
+    out = [row for r in rendered for row in tokenized(backend, r, prefix)]
+    return prefix, out[:size]
 
 
 def fresh_rows(

@@ -24,7 +24,7 @@ import torch
 from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
 from agentloop.training.checkpoint import save
 from agentloop.training.conversations import DESCENDING_SHARE
-from agentloop.training.data import batch, shared_prefix
+from agentloop.training.data import batch, cut, pi_rows, shared_prefix
 
 
 def prefix_cache(model, prefix_ids: torch.Tensor):
@@ -116,6 +116,7 @@ def train(
     sort_share: float = 0.0,
     descending_share: float = DESCENDING_SHARE,
     session_share: float = 0.0,
+    pi_share: float = 0.0,
     parts: int = 1,
     threads: int | None = None,
     log=print,
@@ -144,13 +145,23 @@ def train(
         for thinking, text in prefixes.items()
     }
     for step in range(1, steps + 1):
-        thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
-        pieces = batch(
-            backend, rng, batch_size, prefixes[thinking], thinking, pad_id,
-            repeat_share, plain_share, sort_share, descending_share, session_share, parts=parts,
-        )  # fmt: skip
+        if (
+            pi_share and rng.random() < pi_share
+        ):  # a batch of questions through pi's prompt and bash tool
+            pi_prefix, pi_batch = pi_rows(backend, rng, batch_size)
+            pieces = cut(pi_batch, parts, pad_id)
+            step_prefix = backend.tokenizer(
+                pi_prefix, add_special_tokens=False, return_tensors="pt"
+            ).input_ids
+        else:
+            thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
+            pieces = batch(
+                backend, rng, batch_size, prefixes[thinking], thinking, pad_id,
+                repeat_share, plain_share, sort_share, descending_share, session_share, parts=parts,
+            )  # fmt: skip
+            step_prefix = prefix_ids[thinking]
         optimizer.zero_grad(set_to_none=True)
-        loss = backward(model, prefix_ids[thinking], pieces)
+        loss = backward(model, step_prefix, pieces)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
@@ -178,6 +189,7 @@ def train(
                 else {}
             ),
             **({"session_share": session_share} if session_share else {}),
+            **({"pi_share": pi_share} if pi_share else {}),
             **({"parts": parts} if parts > 1 else {}),
             "phrasing": PHRASING,
             "threads": torch.get_num_threads(),
@@ -225,14 +237,17 @@ RECIPES = {
     ],
 }
 
-# Issue 41's retraining: RECIPES with SESSIONS from the second phase on, that share of conversations two to four
-# questions in a row (sessions.py: follow-ups, denials, tool errors, a file written and read back). A session's
-# later rows hold the earlier questions, so a row is about 1.6 times as many tokens (206 a row for Qwen, 168 for
-# Gemma, against 130 and 101 of single questions, measured with data.fresh_rows): the later phases have fewer
-# steps, so that each toy still trains in about two hours alone on two threads. The first phase keeps single
-# questions, where it learns the format. `train-tiny --recipe sessions` runs these; once the committed agent-*
-# checkpoints are trained by them, they become RECIPES (chapter 3 quotes RECIPES and describes its run).
-SESSIONS = {"session_share": 0.3}
+# Issues 41 and 42's retraining: RECIPES with SESSIONS from the second phase on. Of the conversations, that share are
+# two to four questions in a row (sessions.py: follow-ups, denials, tool errors, a file written and read back);
+# of the steps, that share are a batch of single questions through pi's own system prompt and bash tool
+# (pi_format.py, thinking off), whose shared prefix (pi's prompt and tools, about 2,500 tokens) is computed once a
+# step, as the built-in harness's is. A session's later rows hold the earlier questions, so a row is about 1.6
+# times as many tokens (206 a row for Qwen, 168 for Gemma, against 130 and 101 of single questions, measured with
+# data.fresh_rows): the later phases have fewer steps, so that each toy still trains in about two hours alone on
+# two threads. The first phase keeps single questions, where it learns the format. `train-tiny --recipe sessions`
+# runs these; once the committed agent-* checkpoints are trained by them, they become RECIPES (chapter 3 quotes
+# RECIPES and describes its run).
+SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
 SESSION_RECIPES = {
     "qwen3_5": [
         {"steps": 700, "lr": 2e-3, "seed": 0, "parts": 4, **LARGEST_FIRST},
