@@ -117,9 +117,7 @@ def capture() -> dict:
                 },
                 "models": [model],
             }
-            (agent_dir / "models.json").write_text(
-                json.dumps({"providers": {"capture": provider}})
-            )
+            (agent_dir / "models.json").write_text(json.dumps({"providers": {"capture": provider}}))
             env = {
                 "PATH": "/usr/bin:/bin",
                 "HOME": tmp,
@@ -157,11 +155,14 @@ def capture() -> dict:
             first, second = requests
             system = first["messages"][0]
             assert system["role"] in ("system", "developer"), system
-            prompt = system["content"] if isinstance(system["content"], str) else "".join(
-                p["text"] for p in system["content"]
+            prompt = (
+                system["content"]
+                if isinstance(system["content"], str)
+                else "".join(p["text"] for p in system["content"])
             )
             prompt = prompt.replace(str(cwd), "{cwd}")
-            for folder in (PI_CLI.parents[2].resolve(), PI_CLI.parents[2]):  # where npm put pi, here
+            # where npm put pi, here
+            for folder in (PI_CLI.parents[2].resolve(), PI_CLI.parents[2]):
                 prompt = prompt.replace(str(folder), "{pi}")
             today = datetime.date.today()
             for form in (today.isoformat(), today.strftime("%A, %B %-d, %Y")):
