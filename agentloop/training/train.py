@@ -237,31 +237,32 @@ RECIPES = {
     ],
 }
 
-# Issues 41 and 42's retraining: RECIPES with SESSIONS from the second phase on. Of the conversations, that share are
-# two to four questions in a row (sessions.py: follow-ups, denials, tool errors, a file written and read back);
+# Issues 41 and 42's retraining: RECIPES with SESSIONS from the second phase on. Of the conversations, that share
+# are two to four questions in a row (sessions.py: follow-ups, denials, tool errors, a file written and read back);
 # of the steps, that share are a batch of single questions through pi's own system prompt and bash tool
 # (pi_format.py, thinking off), whose shared prefix (pi's prompt and tools, about 2,500 tokens) is computed once a
-# step, as the built-in harness's is. A session's later rows hold the earlier questions, so a row is about 1.6
-# times as many tokens (206 a row for Qwen, 168 for Gemma, against 130 and 101 of single questions, measured with
-# data.fresh_rows): the later phases have fewer steps, so that each toy still trains in about two hours alone on
-# two threads. The first phase keeps single questions, where it learns the format. `train-tiny --recipe sessions`
-# runs these; once the committed agent-* checkpoints are trained by them, they become RECIPES (chapter 3 quotes
-# RECIPES and describes its run).
+# step without gradients, as the built-in harness's is. A session's later rows hold the earlier questions: with
+# this share a row is 214 tokens for Qwen and 179 for Gemma, against 130 and 101 of single questions (data.fresh_rows,
+# 480 rows). So the later phases have fewer steps: estimated from the minutes a step took in training.json, scaled
+# by those tokens, about 110 minutes for each toy alone on two threads of the machines that trained them (Gemma's
+# drafter 8 more). The first phase keeps single questions, where it learns the format. `train-tiny --recipe
+# sessions` runs these; once the committed agent-* checkpoints are trained by them, they become RECIPES (chapter 3
+# quotes RECIPES and describes its run).
 SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
 SESSION_RECIPES = {
     "qwen3_5": [
         {"steps": 700, "lr": 2e-3, "seed": 0, "parts": 4, **LARGEST_FIRST},
-        {"steps": 500, "lr": 1.5e-3, "seed": 1, **SORTS, **LARGEST_FIRST, **SESSIONS},
-        {"steps": 350, "lr": 1e-3, "seed": 2, **SORTS, "sort_share": 0.5, **LARGEST_FIRST, **SESSIONS},
-        {"steps": 350, "lr": 1e-3, "seed": 3, **SORTS, **LARGEST_FIRST, **SESSIONS},
-        {"steps": 300, "lr": 8e-4, "seed": 4, **SORTS, **LARGEST_FIRST, **SESSIONS},
-        {"steps": 250, "lr": 6e-4, "seed": 5, **SORTS, **LARGEST_FIRST, **SESSIONS},
-        {"steps": 200, "lr": 4e-4, "seed": 6, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 420, "lr": 1.5e-3, "seed": 1, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 300, "lr": 1e-3, "seed": 2, **SORTS, "sort_share": 0.5, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 290, "lr": 1e-3, "seed": 3, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 250, "lr": 8e-4, "seed": 4, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 200, "lr": 6e-4, "seed": 5, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 160, "lr": 4e-4, "seed": 6, **SORTS, **LARGEST_FIRST, **SESSIONS},
     ],
     "gemma4": [
         {"steps": 900, "lr": 2e-3, "seed": 0, "parts": 4},
         *({**phase, "steps": steps, **SESSIONS} for phase, steps in zip(
-            RECIPES["gemma4"][1:], (1000, 750, 750, 750, 800, 750, 550, 250)
+            RECIPES["gemma4"][1:], (900, 700, 700, 700, 750, 700, 500, 200)
         )),
     ],
 }  # fmt: skip
