@@ -11,7 +11,8 @@ list, a date difference, and counting the lines of a file in /data. Kinds that n
 definitions the model is told to decline politely. How each question is worded is phrasing.py's (training) or
 held_out_phrasings.py's (the evaluation's second figure): a maker draws the values, asks `ask` for the words.
 Asked to check twice, a tool task becomes a run where the model repeats its call and the loop refuses the
-repeat (a later training phase only: see `task`).
+repeat (a later training phase only: see `task`). In a conversation of several questions (sessions.py) a task may
+also be denied, or hold a failed call before its good one.
 """
 
 from __future__ import annotations

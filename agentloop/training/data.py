@@ -3,7 +3,8 @@
 Each conversation is rendered through the model's own chat template with the system prompt and tools
 SimpleHarness sends, step by step as the loop renders it (each step's prompt as one text, then what the model
 writes), each token marked whether the model wrote it, in as many rows as the template's prompts need. Every conversation starts with the same
-system turn: shared_prefix is that start, which train.py's prefix cache computes once. Left out: the loop and
+system turn: shared_prefix is that start, which train.py's prefix cache computes once. A conversation may be a
+session of several questions (sessions.py), or a question through pi's prompt and tools (pi_rows, pi_format.py). Left out: the loop and
 the checkpoint (train.py, checkpoint.py).
 """
 

@@ -16,6 +16,9 @@ question would. Then, from the events alone:
 - with MTP (a model with a drafter beside it: agent-gemma4-assistant), each question again, greedy, drafted:
   tokens per forward pass of the model (all tokens ÷ all forward passes, the prefill's included: 1.0 without a
   drafter), and whether every step wrote exactly what it wrote without MTP.
+Then issue 41's conversation sets, each with its held-out part (evaluate_sessions.py): a later question answered
+with a call of its own, an honest answer after a denial, recovery after a tool error, a file written and read back,
+and answers with thinking on.
 """
 
 from __future__ import annotations
