@@ -53,7 +53,7 @@ CONVERSATION_TARGETS = {
     "files": {"file_written_and_read": 0.8},
     "thinking on": {"thinking_states_output": 0.9},
 }
-HELD = ", held-out phrasings"
+HELD = " (held-out phrasings)"
 CONVERSATION_SETS = {
     name + part: targets for name, targets in CONVERSATION_TARGETS.items() for part in ("", HELD)
 }
