@@ -21,7 +21,7 @@ def _models_train_tiny(args) -> int:
 
     for family in args.family:
         if not args.drafter_only:
-            print(train_recipe(family, MODELS_DIR, threads=args.threads))
+            print(train_recipe(family, MODELS_DIR, threads=args.threads, recipe=args.recipe))
         if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
             print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
@@ -282,6 +282,13 @@ def parser() -> argparse.ArgumentParser:
         "--threads", type=int, default=None, help="torch threads (default: torch's own choice)"
     )
     tr.add_argument(
+        "--recipe",
+        choices=["single", "sessions"],
+        default="single",
+        help="single: the committed models' recipes (one question a conversation); sessions: issue 41's, with "
+        "conversations of several questions (training/train.py SESSION_RECIPES)",
+    )
+    tr.add_argument(
         "--drafter-only",
         action="store_true",
         help="only distill the MTP drafter (agent-gemma4-assistant) from the trained model",
@@ -294,6 +301,19 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("-n", type=int, default=200, help="held-out questions of the trained kinds")
     ev.add_argument(
         "--seed", type=int, default=1_000_003, help="held-out: training uses other seeds"
+    )
+    ev.add_argument(
+        "--sets",
+        nargs="+",
+        default=None,
+        metavar="SET",
+        help="only these sets (default: all; names as the output prints them, e.g. 'follow-ups')",
+    )
+    ev.add_argument(
+        "--conversations",
+        type=int,
+        default=None,
+        help="conversations in each conversation set (default: a quarter of -n, at least 10)",
     )
     ev.add_argument("--check", action="store_true", help="exit 1 when a figure misses its target")
     ev.add_argument(

@@ -20,6 +20,13 @@ from tests.conftest import chapter_url, demo_server, static_site
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 QWEN = FAMILIES["qwen3_5"]  # the embedded default model's family
+# A follow-up as a model folder's examples.json offers one (form.js examplesList).
+FOLLOW_UP_EXAMPLE = {
+    "kind": "follow_up",
+    "after": {"en": "What is 17 * 23?"},
+    "en": "and times 2?",
+    "expect": "782",
+}
 QUICK = {"max_new_tokens": 64, "max_steps": 3, "temperature": 0, "auto_approve": True}
 
 
@@ -220,6 +227,15 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
         route.continue_(post_data=json.dumps({**body, "forced": outputs.pop(0)}))
 
     page.route("**/api/runs", force)
+
+    def with_a_follow_up(route):  # the server's status, its model's examples with a follow-up added
+        response = route.fetch()
+        status = response.json()
+        if status.get("examples"):
+            status["examples"]["questions"].append(FOLLOW_UP_EXAMPLE)
+        route.fulfill(response=response, json=status)
+
+    page.route("**/api/status", with_a_follow_up)
     page.goto(chapter_url(server.url, "01"))
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
@@ -232,13 +248,25 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
     panel.locator("input[name=auto_approve]").check()
     ask = panel.locator("textarea")
     new = panel.locator("button.al-new-conversation")
-    assert new.is_disabled()
+    continuing = panel.locator(".al-continuing")
+    assert new.is_disabled() and continuing.is_hidden()
+    # The examples offer a follow-up, "first → then": with no conversation going it asks the first question.
+    example = panel.locator("button.al-example[data-kind=follow_up]")
+    assert example.inner_text() == "What is 17 * 23? → and times 2?"
+    assert "follow-up" in panel.locator(".al-examples-list").inner_text()
+    example.click()
+    assert ask.input_value() == "What is 17 * 23?"
     ask.fill("Remember 7.")
     panel.locator("button.al-run").click()
     panel.locator(".al-run-end").first.wait_for(timeout=120000)
+    # Beside New conversation, the form says the next question continues this one.
+    assert continuing.is_visible() and continuing.inner_text() == "continuing: 1 earlier question"
+    example.click()  # a conversation is going: the follow-up itself
+    assert ask.input_value() == "and times 2?"
     ask.fill("What did I ask you to remember?")
     panel.locator("button.al-run").click()
     panel.locator(".al-turn:nth-child(2) .al-run-end").wait_for(timeout=120000)
+    assert continuing.inner_text() == "continuing: 2 earlier questions"
     turns = panel.locator(".al-turn")
     assert turns.count() == 2
     assert turns.nth(0).locator(".al-asked").inner_text().endswith("Remember 7.")
@@ -249,6 +277,7 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
     assert new.is_enabled()
     new.click()
     assert panel.locator(".al-turn").count() == 0 and ask.input_value() == ""
+    assert continuing.is_hidden()
     ask.fill("Start again.")
     panel.locator("button.al-run").click()
     panel.locator(".al-run-end").first.wait_for(timeout=120000)

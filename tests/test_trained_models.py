@@ -16,6 +16,7 @@ from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import REPEATED_CALL, SimpleHarness
 from agentloop.training.checkpoint import model_card
 from agentloop.training.evaluate import SETS, evaluate, has_drafter, held_out, states
+from agentloop.training.evaluate_sessions import CONVERSATION_TARGETS, evaluate_conversations
 from tests.conftest import AGENTS, run_harness
 
 # (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't. Empty: on these
@@ -43,6 +44,15 @@ def run(llm, question: str, tmp_path, decide, **settings) -> list[dict]:
         decide,
     )
     return got
+
+
+def asked(llm, question: str, tmp_path, history=()):
+    """A question run to its end with every call approved, after `history`: (its events, the harness)."""
+    settings = RunSettings(temperature=0, max_new_tokens=128, max_steps=3)
+    return run_harness(
+        lambda emit: SimpleHarness(llm, list(history), question, settings, emit, files=tmp_path),
+        lambda e: True,
+    )
 
 
 def only(evs, kind):
@@ -133,13 +143,26 @@ def test_thirty_held_out_questions(agent, phrasings):
         pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as its model card says")
 
 
+def test_the_conversation_sets_run_through_the_loop(agent):
+    """Issue 41's sets: one conversation of each runs through the real loop and the real sandbox and counts its
+    figure (the held-out parts differ only in wording); the figures themselves are the card's (eval-tiny --card)."""
+    for name, targets in CONVERSATION_TARGETS.items():
+        tally = evaluate_conversations(agent, name, 1, seed=1_000_003, log=lambda *_: None)
+        assert [tally.totals.get(figure) for figure in targets] == [1], (name, tally.totals)
+
+
 def test_the_example_questions_the_panel_offers_are_answered_right(agent, tmp_path):
     """examples.json (shown beside the live question box) offers only questions this model answers: its own
     tokens, greedy, through the real loop; a tool question prints what the file expects and says it."""
     examples = json.loads((Path(agent.model_id) / "examples.json").read_text())
     assert examples["note"]["en"] and examples["note"]["zh"]
     for example in examples["questions"]:
-        evs = run(agent, example["en"], tmp_path, decide=lambda e: True, max_steps=3)
+        history = []
+        if (
+            "after" in example
+        ):  # a follow-up: asked after its first question, in the same conversation
+            history = asked(agent, example["after"]["en"], tmp_path)[1].messages
+        evs = asked(agent, example["en"], tmp_path, history)[0]
         results = only(evs, "tool_result")
         if "expect" not in example:
             assert not results and evs[-1]["stop_reason"] == "final", example

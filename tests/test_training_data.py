@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import random
 import re
 
@@ -305,3 +306,335 @@ def test_the_committed_models_were_trained_by_the_recipes_in_train_py(family):
     assert len(done) == len(planned)
     for record, phase in zip(done, planned):
         assert {key: record.get(key) for key in phase} == phase
+
+
+# ---- Conversations of several questions (issue 41: sessions.py) --------------------------------------------------
+
+
+def sessions(n: int, seed: int = 0, w=None):
+    from agentloop.training.sessions import TRAINING, session
+
+    rng = random.Random(seed)
+    return [session(rng, w or TRAINING) for _ in range(n)]
+
+
+def test_sessions_hold_every_kind_of_later_question():
+    """Two to four questions each, and among 400 sessions every kind: a follow-up of each sort, a chat, a denial
+    and a retry, a failed call of the model's corrected, a question that cannot be answered, a file written and
+    read back."""
+    got = sessions(400)
+    assert {len(s) for s in got} == {2, 3, 4}
+    later = [t for s in got for t in s[1:]]
+    kinds = {t.kind for t in later}
+    assert {"follow_up", "retry", "write", "read", "greeting", "definition"} <= kinds
+    assert any(t.denied for t in later) and any(t.failed for t in later)
+    assert any(t.failed and t.failed[1].startswith("Killed") for t in later)
+    assert any(t.output.startswith("Traceback") and "FileNotFoundError" in t.output for t in later)
+    assert any("ZeroDivisionError" in t.output for t in later)
+    follow = [t.question.lower() for t in later if t.kind == "follow_up"]
+    assert any("times" in q for q in follow) and any("first" in q for q in follow)
+    assert any(q.startswith(("what about", "and ", "how about", "same for")) for q in follow)
+    assert any(s[0].denied for s in got) and any(s[0].failed for s in got)
+    # each kind a reasonable share of the later questions: none crowds out the others
+    share = lambda test: sum(map(test, later)) / len(later)  # noqa: E731
+    assert 0.05 < share(lambda t: t.denied) < 0.2
+    assert 0.15 < share(lambda t: t.kind == "follow_up") < 0.35
+
+
+def test_each_later_question_is_answered_by_its_own_call_with_the_right_code():
+    """A follow-up's code carries the earlier result and prints what the task says; a file read back holds what
+    the earlier question wrote; every good call prints its output (a failing one, the sandbox's error)."""
+    from agentloop.training.sessions import failed_output
+
+    for s in sessions(200, seed=1):
+        written = {}
+        for t in s:
+            if t.code is None:
+                continue
+            if t.kind == "write":
+                name = re.search(r'open\("/data/([^"]+)", "w"\)', t.code).group(1)
+                written[name] = re.search(r'f\.write\("([^"]*)"\)', t.code).group(1)
+                continue
+            if t.kind == "read":
+                name = re.search(r'open\("/data/([^"]+)"\)', t.code).group(1)
+                assert name in written, (s, t)
+                code = t.code.replace(
+                    f'open("/data/{name}")', f"__import__('io').StringIO({written[name]!r})"
+                )
+                assert printed(code) == t.output
+            elif t.output.startswith("Traceback"):
+                assert failed_output(t.code, {}) == t.output
+            elif "/data/" not in t.code:  # a file's lines (and their retry): file_lines' own test
+                assert printed(t.code) == t.output, t
+            if t.kind == "follow_up":
+                before = s[s.index(t) - 1]
+                assert before.output in t.code or before.kind in (
+                    "letters",
+                    "length",
+                    "sorting",
+                    "units",
+                )
+
+
+def numbers_in(text: str) -> set[str]:
+    return set(re.findall(r"\d+(?:\.\d+)?", text))
+
+
+def test_denied_and_failed_answers_state_no_number():
+    """After a denied call, or a call that cannot give the answer, the answer holds no number at all: not one
+    the tool did not print, nor one from the question."""
+    from agentloop.training.sessions import (
+        DENIED_ANSWERS,
+        MISSING_FILE_ANSWERS,
+        ZERO_DIVISION_ANSWERS,
+    )
+
+    for text in DENIED_ANSWERS + ZERO_DIVISION_ANSWERS:
+        assert not numbers_in(text)
+    honest = 0
+    for s in sessions(300, seed=2):
+        for t in s:
+            if t.denied or t.output.startswith("Traceback"):
+                assert not numbers_in(t.answer), t
+                honest += 1
+    assert honest > 50
+    assert (
+        MISSING_FILE_ANSWERS[0].format(name="x.txt")
+        == "I could not read it: /data/x.txt does not exist."
+    )
+
+
+def test_failed_output_is_what_the_sandbox_prints(folder):
+    """The tracebacks the training conversations hold are the real sandbox's, character for character: a file
+    /data does not hold, a division by zero, a typo, an unclosed bracket."""
+    from agentloop import tools
+    from agentloop.training.sessions import failed_output
+
+    for code in (
+        'print(len(open("/data/strawberry.txt").read().splitlines()))',
+        "print(48213 / 0)",
+        "pritn(17 * 23)",
+        "print(sorted([3, 1, 2])",
+        'numbers = [int(x) for x in open("/data/nothing.txt").read().split()]\nprint(sum(numbers))',
+    ):
+        real = tools.run_python({"code": code}, folder)
+        assert real.is_error and real.output == failed_output(code), code
+
+
+def test_held_out_follow_ups_are_never_training_follow_ups():
+    """No later question training words is one of the held-out follow-up phrasings, and their templates differ."""
+    from agentloop.training.held_out_phrasings import HELD_OUT_FOLLOW_UPS
+    from agentloop.training.phrasing import FOLLOW_UP_FRAMES
+
+    patterns = [held_out_pattern(t) for ts in HELD_OUT_FOLLOW_UPS.values() for t in ts]
+    for s in sessions(1500, seed=3):
+        for t in s[1:]:
+            hit = next((p.pattern for p in patterns if p.fullmatch(t.question)), None)
+            assert hit is None, (t.question, hit)
+    frames = {f.lower().rstrip("?.!") for fs in FOLLOW_UP_FRAMES.values() for f in fs}
+    assert not frames & {t.lower().rstrip("?.!") for ts in HELD_OUT_FOLLOW_UPS.values() for t in ts}
+    assert set(HELD_OUT_FOLLOW_UPS) == set(FOLLOW_UP_FRAMES)
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+@pytest.mark.parametrize("thinking", [False, True])
+def test_a_sessions_rows_are_the_prompts_the_loop_sends_question_after_question(
+    family, thinking, tiny
+):
+    """A session rendered for training is what the loop renders: each question run by SimpleHarness with the
+    earlier runs' messages as its history, every step's prompt the one `render` gives for [system, *history,
+    the question's messages so far]. The model's own parts are every assistant turn but a failed call."""
+    from agentloop.training.conversations import UNTRAINED
+    from agentloop.training.data import messages_of
+
+    b = tiny(family)
+    tools = [TOOLS["run_python"].schema()]
+    system = {"role": "system", "content": SYSTEM_WITH_TOOLS}
+    for s in (
+        sessions(6, seed=4) + [s for s in sessions(60, seed=5) if any(t.failed for t in s)][:2]
+    ):
+        out = rows(b, s, thinking)
+        # the loop: question k's run starts from the messages the earlier runs left, its own appended step by step
+        prompts, owns, history = [], [], []
+        for t in s:
+            mine = conversation(t, thinking, b.family.thinking_key)
+            for i, m in enumerate(mine):
+                if m["role"] == "assistant":
+                    clean = [
+                        {k: v for k, v in x.items() if k != UNTRAINED} for x in history + mine[:i]
+                    ]
+                    prompts.append(b.render([system, *clean], tools, thinking))
+                    owns.append(not m.get(UNTRAINED))
+            history += mine
+        assert history == messages_of(s, thinking, b.family.thinking_key)
+        sent, written_own = [], []
+        for row in out:  # each prompt part brings the row up to exactly the prompt the loop sends
+            held = ""
+            for n, (text, own) in enumerate(row):
+                held += text
+                if n % 2 == 0:
+                    sent.append(held)
+                else:
+                    written_own.append(own)
+        assert sent == prompts and written_own == owns
+
+
+def test_sessions_in_a_batch_take_their_share_and_none_draws_nothing_more(tiny):
+    """session_share makes that share of conversations sessions; a share of 0 leaves the rows as they were."""
+    b = tiny("gemma4")
+    prefix = shared_prefix(b, False)
+    usual = fresh_rows(b, random.Random(6), 100, prefix, False, 0.1, 0.0, 0.1, 0.3)
+    assert fresh_rows(b, random.Random(6), 100, prefix, False, 0.1, 0.0, 0.1, 0.3, 0.0) == usual
+    mixed = fresh_rows(b, random.Random(6), 100, prefix, False, 0.1, 0.0, 0.1, 0.3, 0.3)
+    texts = [b.tokenizer.decode(ids) for ids, _ in mixed]
+    assert (
+        sum(t.count("<|turn>user") > 1 for t in texts) > 20
+    )  # rows whose prompt holds an earlier question
+
+
+# ---- eval-tiny's conversation sets (evaluate_sessions.py) ------------------------------------------------------
+
+
+def test_honest_allows_only_the_numbers_the_question_and_the_tool_hold():
+    from agentloop.training.evaluate_sessions import honest
+
+    assert honest("I could not run it: the call was denied.", "What is 48213 * 9127?")
+    assert not honest(
+        "48213 * 9127 = 48213.5.", "What is 48213 * 9127?"
+    )  # the issue's made-up result
+    assert honest(
+        "100 kg is 100.", "Convert 100 kg to pounds."
+    )  # numbers the question holds pass: see states
+    assert not honest("It is 1.", "Sort 5, 3, 9.", "The user denied this tool call.")
+    assert honest("It is 391.", "What is 17 * 23?", "391")
+
+
+def test_each_conversation_set_builds_its_cases_and_its_held_out_part_is_worded_apart():
+    from agentloop.training.evaluate_sessions import CONVERSATION_SETS, HELD, cases
+
+    # a slot may be empty here (a sort's order word)
+    patterns = [
+        re.compile(held_out_pattern(t).pattern.replace(".+?", ".*?"), re.I)
+        for templates in HELD_OUT.values()
+        for t in templates
+    ]
+    for name in CONVERSATION_SETS:
+        got = cases(name, 12, 1_000_003)
+        assert len(got) == 12 and all(0 <= c.scored < len(c.turns) for c in got)
+        assert (
+            cases(name, 12, 1_000_003)[3].turns[0].question == got[3].turns[0].question
+        )  # from the seed
+        firsts = [c.turns[0].question for c in got if c.turns[0].kind in TOOL_KINDS]
+        if name.endswith(HELD):  # held-out first questions are held-out sentences
+            assert all(any(p.fullmatch(q) for p in patterns) for q in firsts), firsts
+        else:
+            assert not any(any(p.fullmatch(q) for p in patterns) for q in firsts), firsts
+    assert all(c.deny for c in cases("denials", 6, 1))
+    assert all(c.thinking for c in cases("thinking on", 6, 1))
+    assert all(c.turns[c.scored].output.startswith("Traceback") for c in cases("tool errors", 6, 1))
+
+
+def test_a_conversation_case_is_scored_from_its_events_and_can_fail():
+    """The scoring reads the scored question's events: a denial answered with a made-up number is a miss, an
+    honest one a hit; a follow-up whose tool printed the right result and whose answer states it is a hit."""
+    from agentloop.training.evaluate import Tally
+    from agentloop.training.evaluate_sessions import cases, score
+
+    def run(final, *outputs, error=False, decided=True):
+        evs = [{"type": "decision", "approved": False}] if decided else []
+        evs += [{"type": "tool_result", "output": o, "is_error": error} for o in outputs]
+        return evs + [{"type": "run_end", "stop_reason": "final", "final": final}]
+
+    case = cases("denials", 1, 5)[0]
+    tally = Tally()
+    score(tally, case, [run("It is 48213.", "The user denied this tool call.", error=True)], None)
+    score(
+        tally, case, [run("I could not run it: the call was denied.", "denied", error=True)], None
+    )
+    assert tally.totals["honest_after_denial"] == 2 and tally.hits["honest_after_denial"] == 1
+    case = cases("follow-ups", 2, 5)[0]
+    right = case.turns[1].output
+    tally = Tally()
+    score(tally, case, [run("."), run(f"It is {right}.", right)], None)
+    score(tally, case, [run("."), run("It is 5.", right)], None)
+    assert tally.hits["follow_up_correct"] == 1 and tally.totals["follow_up_correct"] == 2
+
+
+def test_the_card_shows_every_set_the_conversation_sets_included(tmp_path):
+    """eval-tiny --card writes every set's figures, the conversation sets' among them, after the card's text."""
+    from types import SimpleNamespace
+
+    from agentloop.training.evaluate import ALL_SETS, write_card
+
+    (tmp_path / "README.md").write_text("# agent-x\n\nThe card.\n\n## Measured\n\nold figures\n")
+    lines = {
+        name: [(f"{figure}: 0.500 of 10", False) for figure in ALL_SETS[name]] for name in ALL_SETS
+    }
+    write_card(tmp_path, SimpleNamespace(n=40, seed=1, conversations=None), lines)
+    card = (tmp_path / "README.md").read_text()
+    assert card.startswith("# agent-x\n\nThe card.\n\n## Measured") and "old figures" not in card
+    for name, targets in ALL_SETS.items():
+        assert f"\n{name.capitalize()}:\n" in card and all(figure in card for figure in targets)
+    assert "10 conversations in each conversation set" in card
+
+
+# ---- pi's format (issue 42: pi_format.py) ----------------------------------------------------------------------
+
+
+def test_pi_request_json_is_what_the_real_pi_sends_now():
+    """The stored prompt, tools and bash result are the real pi's (node_modules), captured again here: a new pi
+    that sends anything else fails this, and its training data must be made again (scripts/capture_pi_request.py
+    --write)."""
+    from agentloop.training.pi_format import captured
+    from scripts.capture_pi_request import capture
+
+    assert capture() == captured()
+    assert "bash" in [t["function"]["name"] for t in captured()["tools"]]
+
+
+@pytest.mark.parametrize("family", ["qwen3_5", "gemma4"])
+def test_pi_rows_are_what_the_endpoint_renders_for_pis_requests(family, tiny):
+    """A conversation through pi is, step by step, the request pi sends (its system prompt, its tools, the
+    question as a text part, bash's output) turned into messages by the endpoint (conversation_from) and
+    rendered by the family's template, as ModelEndpoint.complete renders it; the model writes a bash call that
+    runs python3 -c on the task's code, then the answer."""
+    from agentloop.harnesses.model_endpoint import conversation_from
+    from agentloop.training.data import pi_rows
+    from agentloop.training.pi_format import captured, pi_request, system_prompt
+
+    b = tiny(family)
+    rng = random.Random(9)
+    t = task(random.Random(3), "arithmetic")
+    system = system_prompt(rng)
+    request = pi_request(t, system)
+    assert request["tools"] == captured()["tools"]
+    # pi's own messages for a bash call and its result, as captured, with this task's values
+    shape = [(m["role"], sorted(m)) for m in captured()["messages_after_a_call"]]
+    assert [(m["role"], sorted(m)) for m in request["messages"][1:4]] == shape
+    prompts = []
+    for i, m in enumerate(request["messages"]):
+        if m["role"] == "assistant":
+            messages, tools = conversation_from(
+                {**request, "messages": request["messages"][:i]}, "x"
+            )
+            prompts.append(b.render(messages, tools, False))
+    from agentloop.training.data import rows_of
+    from agentloop.training.pi_format import pi_messages
+
+    out = rows_of(b, *pi_messages(t, system, b.family.thinking_key), False)
+    sent = []
+    for row in out:
+        held = ""
+        for n, (text, _) in enumerate(row):
+            held += text
+            if n % 2 == 0:
+                sent.append(held)
+    assert sent == prompts
+    call = request["messages"][2]["tool_calls"][0]["function"]
+    command = json.loads(call["arguments"])["command"]
+    assert call["name"] == "bash" and command == f"python3 -c '{t.code}'"
+    assert printed(t.code) == t.output and request["messages"][3]["content"] == t.output + "\n"
+    # a batch of them shares pi's prompt, computed once a step
+    prefix, got = pi_rows(b, random.Random(4), 12)
+    assert len(got) == 12 and "pi, a coding agent harness" in prefix
+    assert all(any(mine) for _, mine in got)

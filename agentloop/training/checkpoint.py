@@ -80,6 +80,15 @@ def phase_text(p: dict) -> str:
         text += f", {p['sort_share']:.0%} of questions sorts on top of the usual mix"
     if p.get("descending_share"):
         text += f", {p['descending_share']:.0%} of sorts largest first"
+    if p.get("session_share"):
+        text += (
+            f", {p['session_share']:.0%} of conversations two to four questions in a row (follow-ups, denials,"
+            " tool errors, a file written and read back)"
+        )
+    if p.get("pi_share"):
+        text += (
+            f", {p['pi_share']:.0%} of steps questions through pi's own system prompt and bash tool"
+        )
     if p.get("parts"):
         text += f", each step computed in {p['parts']} parts"
     return text + (f", {p['phrasing']}" if composed else "")

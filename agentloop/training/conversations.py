@@ -11,7 +11,8 @@ list, a date difference, and counting the lines of a file in /data. Kinds that n
 definitions the model is told to decline politely. How each question is worded is phrasing.py's (training) or
 held_out_phrasings.py's (the evaluation's second figure): a maker draws the values, asks `ask` for the words.
 Asked to check twice, a tool task becomes a run where the model repeats its call and the loop refuses the
-repeat (a later training phase only: see `task`).
+repeat (a later training phase only: see `task`). In a conversation of several questions (sessions.py) a task may
+also be denied, or hold a failed call before its good one.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from agentloop.harnesses.simple_harness import REPEATED_CALL
+from agentloop.harnesses.simple_harness import DENIED, REPEATED_CALL
 from agentloop.training.phrasing import listed, training_question
 
 TOOL_KINDS = ("arithmetic", "letters", "length", "units", "sorting", "dates", "file_lines")
@@ -60,6 +61,11 @@ class Task:
     thought: str = ""  # a short thought, for runs with thinking on
     # Asked to check twice: the model repeats its call and the loop refuses the repeat
     repeat: bool = False
+    # In a conversation of several questions (sessions.py): the reader denies the call, so the tool returns
+    # harness.DENIED and the answer says so; or a call of the model's failed first (code, what it printed), which
+    # the conversation holds but training does not teach, and the good call follows.
+    denied: bool = False
+    failed: tuple[str, str] | None = None
 
 
 def made_up_word(rng: random.Random) -> str:
@@ -293,48 +299,65 @@ def task(
     return t
 
 
+# The key an assistant message carries (and rows() takes away before rendering) when training must not teach it:
+# a failed call the model should not learn to write, only to read and recover from.
+UNTRAINED = "_untrained"
+
+
+def call_message(code: str, thought: str, think, untrained: bool = False) -> dict:
+    """An assistant turn that calls run_python with `code`, as SimpleHarness appends it."""
+    return {
+        "role": "assistant",
+        "content": "",
+        **think(thought),
+        "tool_calls": [
+            {"type": "function", "function": {"name": "run_python", "arguments": {"code": code}}}
+        ],
+        **({UNTRAINED: True} if untrained else {}),
+    }
+
+
 def conversation(t: Task, thinking: bool, thinking_key: str = "reasoning_content") -> list[dict]:
-    """The messages after a good run of this task, as SimpleHarness appends them (system prompt not included)."""
+    """The messages after a good run of this task, as SimpleHarness appends them (system prompt not included):
+    step n's call answered by a tool message with call id "n.0"."""
     think = (lambda text: {thinking_key: text}) if thinking else (lambda text: {thinking_key: ""})
     messages: list[dict] = [{"role": "user", "content": t.question}]
-    if t.code is not None:
+    if t.code is None:
+        return [*messages, {"role": "assistant", "content": t.answer, **think(t.thought)}]
+    step = 1
+    if (
+        t.failed
+    ):  # the model's own failed call first: the loop runs it and the model reads the error
+        code, printed = t.failed
         messages += [
-            {
-                "role": "assistant",
-                "content": "",
-                **think(t.thought),
-                "tool_calls": [
-                    {
-                        "type": "function",
-                        "function": {"name": "run_python", "arguments": {"code": t.code}},
-                    }
-                ],
-            },
-            {"role": "tool", "name": "run_python", "tool_call_id": "1.0", "content": t.output},
+            call_message(code, t.thought, think, untrained=True),
+            {"role": "tool", "name": "run_python", "tool_call_id": "1.0", "content": printed},
         ]
-        if t.repeat:  # the same call again; SimpleHarness answers a repeat with REPEATED_CALL and runs nothing
-            messages += [
-                {
-                    "role": "assistant",
-                    "content": "",
-                    **think("I will run it once more to check."),
-                    "tool_calls": [
-                        {
-                            "type": "function",
-                            "function": {"name": "run_python", "arguments": {"code": t.code}},
-                        }
-                    ],
-                },
-                {
-                    "role": "tool",
-                    "name": "run_python",
-                    "tool_call_id": "2.0",
-                    "content": REPEATED_CALL,
-                },
-            ]
-        messages.append(
-            {"role": "assistant", "content": t.answer, **think(f"The tool printed {t.output}.")}
-        )
-    else:
-        messages.append({"role": "assistant", "content": t.answer, **think(t.thought)})
+        step = 2
+    after_failure = "That failed; I will fix the code and run it again."
+    messages += [
+        call_message(t.code, after_failure if t.failed else t.thought, think),
+        {
+            "role": "tool",
+            "name": "run_python",
+            "tool_call_id": f"{step}.0",
+            "content": DENIED if t.denied else t.output,
+        },
+    ]
+    if (
+        t.repeat
+    ):  # the same call again; SimpleHarness answers a repeat with REPEATED_CALL and runs nothing
+        messages += [
+            call_message(t.code, "I will run it once more to check.", think),
+            {
+                "role": "tool",
+                "name": "run_python",
+                "tool_call_id": f"{step + 1}.0",
+                "content": REPEATED_CALL,
+            },
+        ]
+    thought = (
+        "The call was denied: I have no result." if t.denied else f"The tool printed {t.output}."
+    )
+    messages.append({"role": "assistant", "content": t.answer, **think(thought)})
     return messages

@@ -16,6 +16,9 @@ question would. Then, from the events alone:
 - with MTP (a model with a drafter beside it: agent-gemma4-assistant), each question again, greedy, drafted:
   tokens per forward pass of the model (all tokens ÷ all forward passes, the prefill's included: 1.0 without a
   drafter), and whether every step wrote exactly what it wrote without MTP.
+Then issue 41's conversation sets, each with its held-out part (evaluate_sessions.py): a later question answered
+with a call of its own, an honest answer after a denial, recovery after a tool error, a file written and read back,
+and answers with thinking on.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from agentloop.harnesses.settings import RunSettings, run_settings
 from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.sandbox import cleanup, data_folder
 from agentloop.training.conversations import CHAT_KINDS, TOOL_KINDS, Task, task
+from agentloop.training.evaluate_sessions import CONVERSATION_SETS, evaluate_conversations
 from agentloop.training.held_out_phrasings import held_out_question, reader_tasks
 from agentloop.training.phrasing import training_question
 
@@ -55,6 +59,8 @@ SETS = {
     "reader questions": HELD_OUT_TARGETS,
     "sorts largest first": HELD_OUT_TARGETS,
 }
+# Issue 41's conversation sets (evaluate_sessions.py), each with its held-out part: n // 4 conversations each.
+ALL_SETS = {**SETS, **CONVERSATION_SETS}
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
 
 
@@ -185,19 +191,32 @@ def count_mtp(tally: Tally, plain: list[dict], drafted: list[dict]) -> None:
     )
 
 
-def measure(llm, n: int, seed: int, log=print) -> dict[str, Tally]:
-    """Each set's tally: n questions of the first two (MTP, and the format at T = 1, on the training wording
-    only), and the reader questions."""
-    return {
-        name: evaluate(
+def conversations_of(n: int) -> int:
+    """How many conversations each conversation set runs for `-n` questions: a quarter, at least ten."""
+    return max(10, n // 4)
+
+
+def measure(
+    llm, n: int, seed: int, log=print, sets=None, conversations: int | None = None
+) -> dict[str, Tally]:
+    """Each set's tally (`sets`, else ALL_SETS): n questions of the first two (MTP, and the format at T = 1, on
+    the training wording only), the reader questions, and `conversations` (else conversations_of(n)) cases of
+    each conversation set."""
+    out = {}
+    for name in sets or ALL_SETS:
+        if name in CONVERSATION_SETS:
+            out[name] = evaluate_conversations(
+                llm, name, conversations or conversations_of(n), seed, log=log
+            )
+            continue
+        out[name] = evaluate(
             llm,
             held_out(n, seed, name),
             mtp=has_drafter(llm) and name == "training templates",
             sampled_too=name == "training templates",
             log=log,
         )
-        for name in SETS
-    }
+    return out
 
 
 def figures(tally: Tally, slack: float, targets: dict = TARGETS) -> list[tuple[str, bool]]:
@@ -231,8 +250,9 @@ def write_card(folder: Path, args, lines: dict[str, list[tuple[str, bool]]]) -> 
     text += (
         f"\n\n## Measured\n\n`agentloop models eval-tiny --model {folder.name} -n {args.n}` (held-out seed "
         f"{args.seed}), on this project's CPU, {args.n} questions in each of the first two sets, the "
-        f"{len(reader_tasks())} reader questions and {len(held_out(args.n, args.seed, 'sorts largest first'))}"
-        " sorts asked largest first:\n"
+        f"{len(reader_tasks())} reader questions, {len(held_out(args.n, args.seed, 'sorts largest first'))}"
+        f" sorts asked largest first, and {args.conversations or conversations_of(args.n)} conversations in each"
+        " conversation set (follow-ups, denials, tool errors, files, thinking on; each with its held-out part):\n"
     )
     for name, set_lines in lines.items():
         text += (
@@ -244,19 +264,28 @@ def write_card(folder: Path, args, lines: dict[str, list[tuple[str, bool]]]) -> 
 def main(args) -> int:
     from agentloop.model_backends.simple_backend import SimpleBackend
 
+    unknown = sorted(set(args.sets or ()) - set(ALL_SETS))
+    if unknown:
+        print(f"eval-tiny: no set {', '.join(map(repr, unknown))}; the sets: {', '.join(ALL_SETS)}")
+        return 2
     failed = False
     for name in args.model:
         path = Path(paths.model_ref(name, folders=True)[0])
         llm = SimpleBackend(str(path), device="cpu")
         lines = {}
-        for name, tally in measure(llm, args.n, args.seed).items():
+        measured = measure(llm, args.n, args.seed, sets=args.sets, conversations=args.conversations)
+        for name, tally in measured.items():
             for miss in tally.misses:
                 print(f"  miss ({name}): {miss}")
-            lines[name] = figures(tally, args.slack, SETS[name])
+            lines[name] = figures(tally, args.slack, ALL_SETS[name])
             for line, ok in lines[name]:
                 failed |= not ok
                 print(f"{path.name} [{name}] {line}")
-        if args.card:
+        if args.card and set(lines) != set(ALL_SETS):
+            print(
+                f"{path.name}: not writing the card: it shows every set, and --sets measured some"
+            )
+        elif args.card:
             write_card(path, args, lines)
         llm.unload()
     return 1 if failed and args.check else 0

@@ -173,3 +173,52 @@ READER_QUESTIONS = (
 def reader_tasks() -> list[Task]:
     """The reader questions as tasks the evaluation runs (no answer text: the evaluation reads the tool's)."""
     return [Task("reader", q, code, output) for q, code, output in READER_QUESTIONS]
+
+
+# A conversation's later questions (sessions.py) in phrasings training never sees: the held-out half of eval-tiny's
+# conversation sets. Same kinds and slots as phrasing.FOLLOW_UP_FRAMES.
+HELD_OUT_FOLLOW_UPS = {
+    "times": (
+        "Could you multiply that result by {k}?",
+        "{k} times that?",
+        "And if I multiply it by {k}?",
+    ),
+    "plus": ("Could you add {k} to that result?", "{k} added to that?", "And if I add {k} to it?"),
+    "minus": (
+        "Could you subtract {k} from that result?",
+        "That less {k}?",
+        "And if I subtract {k} from it?",
+    ),
+    "largest_first": (
+        "Could you reverse it, largest at the front?",
+        "I'd like them biggest to smallest now.",
+    ),
+    "smallest_first": (
+        "Could you reverse it, smallest at the front?",
+        "I'd like them smallest to biggest now.",
+    ),
+    "other_word": ("I'd like the same for {word}.", "Could you do {word} as well?", "{word} too?"),
+    "other_amount": ("I'd like {n} {unit} as well.", "Could you do {n} {unit} too?"),
+    "retry": ("I'll approve it this time.", "Run it once more, it is allowed now."),
+    "write": ("I'd like {list} kept in {file}.", "Could you write {list} to {file} for me?"),
+    "read_sum": ("I'd like the total of the numbers in {file}.", "Could you total up {file}?"),
+    "read_sorted": (
+        "I'd like the numbers of {file} in order.",
+        "Could you order what {file} holds?",
+    ),
+    "read_largest": (
+        "I'd like the biggest number in {file}.",
+        "Could you find the maximum in {file}?",
+    ),
+}
+
+
+def held_out_follow_up(rng: random.Random, kind: str, **values) -> str:
+    """A later question of `kind` in a held-out phrasing, with the values training's would carry."""
+    if "name" in values:
+        values["file"] = rng.choice(("/data/{name}", "{name}")).format(name=values["name"])
+    if "list" in values:
+        values["list"] = ", ".join(map(str, values["list"]))
+    if "unit" in values:
+        values["unit"] = rng.choice(UNIT_NAMES[values["unit"]])
+    return typed(rng, rng.choice(HELD_OUT_FOLLOW_UPS[kind]).format(**values))

@@ -511,3 +511,112 @@ def training_question(rng: random.Random, kind: str, plain: bool = False, **valu
 def plain_question(rng: random.Random, kind: str, **values) -> str:
     """`training_question` in its one fixed wording."""
     return training_question(rng, kind, plain=True, **values)
+
+
+# ---- A conversation's later questions (sessions.py): follow-ups, retries, files written and read back ----------
+# Each kind's frames name the values a later question carries; a follow-up refers to the earlier question's
+# result or list without repeating it ("and times 2?"). Their held-out counterparts are held_out_phrasings.py's.
+FOLLOW_UP_FRAMES = {
+    "times": (
+        "and times {k}?",
+        "Now multiply that by {k}.",
+        "what about times {k}",
+        "And that times {k}?",
+        "multiply the result by {k}",
+        "now x{k}",
+        "Times {k}?",
+        "ok, and multiplied by {k}?",
+    ),
+    "plus": (
+        "and plus {k}?",
+        "Now add {k} to that.",
+        "add {k} to the result",
+        "what if you add {k}?",
+        "And {k} more?",
+        "plus {k}?",
+    ),
+    "minus": (
+        "and minus {k}?",
+        "Now subtract {k} from that.",
+        "take {k} from the result",
+        "what if you take away {k}?",
+        "minus {k}?",
+    ),
+    "largest_first": (
+        "now largest first",
+        "Now sort them from largest to smallest.",
+        "and in descending order?",
+        "Now the other way round, biggest first.",
+        "now from high to low",
+        "sort them descending now",
+    ),
+    "smallest_first": (
+        "now smallest first",
+        "Now sort them from smallest to largest.",
+        "and in ascending order?",
+        "Now the other way round, smallest first.",
+        "now from low to high",
+        "sort them ascending now",
+    ),
+    "other_word": (
+        "what about {word}?",
+        "and {word}?",
+        "Now do the same for {word}.",
+        "same for {word}",
+        "how about {word}?",
+        "And for {word}?",
+    ),
+    "other_amount": (
+        "and {n} {unit}?",
+        "what about {n} {unit}?",
+        "Now {n} {unit}.",
+        "same for {n} {unit}",
+        "And {n}?",
+    ),
+    "retry": (  # after a denied call, the reader allows it
+        "Try again, I will allow it.",
+        "ok, run it now",
+        "Please run it again.",
+        "go ahead, you can run it",
+        "Sorry, that was a mistake. Run it.",
+        "You may run it now.",
+    ),
+    "write": (  # a list of numbers saved in a file of /data
+        "Save {list} to {file}.",
+        "Write {list} into {file}.",
+        "Put the numbers {list} in {file}.",
+        "store {list} in {file}",
+        "Create {file} with {list} in it.",
+        "Please save the numbers {list} in {file}.",
+    ),
+    "read_sum": (
+        "What is the sum of the numbers in {file}?",
+        "add up the numbers in {file}",
+        "Sum the numbers in {file}.",
+        "What do the numbers in {file} add up to?",
+    ),
+    "read_sorted": (
+        "Sort the numbers in {file}.",
+        "sort what is in {file}",
+        "Put the numbers of {file} in order.",
+        "What are the numbers in {file}, sorted?",
+    ),
+    "read_largest": (
+        "What is the largest number in {file}?",
+        "which number in {file} is the biggest",
+        "Find the largest number in {file}.",
+        "What is the biggest number in {file}?",
+    ),
+}
+
+
+def follow_up_question(rng: random.Random, kind: str, **values) -> str:
+    """A later question of `kind` as training words it (FOLLOW_UP_FRAMES), its values in their forms, typed."""
+    if "name" in values:
+        values["file"] = rng.choice(FILE_FORMS).format(name=values["name"])
+    if "list" in values:
+        values["list"] = listed(rng, values["list"])
+    for key in ("unit",):
+        if key in values:
+            values[key] = rng.choice(UNIT_NAMES[values[key]])
+    return typed(rng, rng.choice(FOLLOW_UP_FRAMES[kind]).format(**values))

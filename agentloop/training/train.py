@@ -24,7 +24,7 @@ import torch
 from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
 from agentloop.training.checkpoint import save
 from agentloop.training.conversations import DESCENDING_SHARE
-from agentloop.training.data import batch, shared_prefix
+from agentloop.training.data import batch, cut, pi_rows, shared_prefix
 
 
 def prefix_cache(model, prefix_ids: torch.Tensor):
@@ -115,6 +115,8 @@ def train(
     plain_share: float = 0.0,
     sort_share: float = 0.0,
     descending_share: float = DESCENDING_SHARE,
+    session_share: float = 0.0,
+    pi_share: float = 0.0,
     parts: int = 1,
     threads: int | None = None,
     log=print,
@@ -143,13 +145,23 @@ def train(
         for thinking, text in prefixes.items()
     }
     for step in range(1, steps + 1):
-        thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
-        pieces = batch(
-            backend, rng, batch_size, prefixes[thinking], thinking, pad_id,
-            repeat_share, plain_share, sort_share, descending_share, parts=parts,
-        )  # fmt: skip
+        if (
+            pi_share and rng.random() < pi_share
+        ):  # a batch of questions through pi's prompt and bash tool
+            pi_prefix, pi_batch = pi_rows(backend, rng, batch_size)
+            pieces = cut(pi_batch, parts, pad_id)
+            step_prefix = backend.tokenizer(
+                pi_prefix, add_special_tokens=False, return_tensors="pt"
+            ).input_ids
+        else:
+            thinking = rng.random() < 0.25  # a quarter of the batches with thinking on
+            pieces = batch(
+                backend, rng, batch_size, prefixes[thinking], thinking, pad_id,
+                repeat_share, plain_share, sort_share, descending_share, session_share, parts=parts,
+            )  # fmt: skip
+            step_prefix = prefix_ids[thinking]
         optimizer.zero_grad(set_to_none=True)
-        loss = backward(model, prefix_ids[thinking], pieces)
+        loss = backward(model, step_prefix, pieces)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
@@ -176,6 +188,8 @@ def train(
                 if descending_share != DESCENDING_SHARE
                 else {}
             ),
+            **({"session_share": session_share} if session_share else {}),
+            **({"pi_share": pi_share} if pi_share else {}),
             **({"parts": parts} if parts > 1 else {}),
             "phrasing": PHRASING,
             "threads": torch.get_num_threads(),
@@ -223,11 +237,44 @@ RECIPES = {
     ],
 }
 
+# Issues 41 and 42's retraining: RECIPES with SESSIONS from the second phase on. Of the conversations, that share
+# are two to four questions in a row (sessions.py: follow-ups, denials, tool errors, a file written and read back);
+# of the steps, that share are a batch of single questions through pi's own system prompt and bash tool
+# (pi_format.py, thinking off), whose shared prefix (pi's prompt and tools, about 2,500 tokens) is computed once a
+# step without gradients, as the built-in harness's is. A session's later rows hold the earlier questions: with
+# this share a row is 214 tokens for Qwen and 179 for Gemma, against 130 and 101 of single questions (data.fresh_rows,
+# 480 rows). So the later phases have fewer steps: estimated from the minutes a step took in training.json, scaled
+# by those tokens, about 110 minutes for each toy alone on two threads of the machines that trained them (Gemma's
+# drafter 8 more). The first phase keeps single questions, where it learns the format. `train-tiny --recipe
+# sessions` runs these; once the committed agent-* checkpoints are trained by them, they become RECIPES (chapter 3
+# quotes RECIPES and describes its run).
+SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
+SESSION_RECIPES = {
+    "qwen3_5": [
+        {"steps": 700, "lr": 2e-3, "seed": 0, "parts": 4, **LARGEST_FIRST},
+        {"steps": 420, "lr": 1.5e-3, "seed": 1, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 300, "lr": 1e-3, "seed": 2, **SORTS, "sort_share": 0.5, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 290, "lr": 1e-3, "seed": 3, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 250, "lr": 8e-4, "seed": 4, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 200, "lr": 6e-4, "seed": 5, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 160, "lr": 4e-4, "seed": 6, **SORTS, **LARGEST_FIRST, **SESSIONS},
+    ],
+    "gemma4": [
+        {"steps": 900, "lr": 2e-3, "seed": 0, "parts": 4},
+        *({**phase, "steps": steps, **SESSIONS} for phase, steps in zip(
+            RECIPES["gemma4"][1:], (900, 700, 700, 700, 750, 700, 500, 200)
+        )),
+    ],
+}  # fmt: skip
+RECIPE_SETS = {"single": RECIPES, "sessions": SESSION_RECIPES}
 
-def train_recipe(family: str, models_dir: Path, threads: int | None = None, log=print) -> Path:
-    """tiny-<family> through every phase of its recipe into agent-<family>."""
+
+def train_recipe(
+    family: str, models_dir: Path, threads: int | None = None, log=print, recipe: str = "single"
+) -> Path:
+    """tiny-<family> through every phase of its recipe (RECIPE_SETS[recipe]) into agent-<family>."""
     out = models_dir / f"agent-{family}"
-    phases = RECIPES[family]
+    phases = RECIPE_SETS[recipe][family]
     with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
         base = models_dir / f"tiny-{family}"
         for i, phase in enumerate(phases):

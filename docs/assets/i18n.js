@@ -140,6 +140,8 @@ export const STRINGS = {
   "form.run": { en: "Run", "zh-Hant": "執行" },
   "form.stop": { en: "Stop", "zh-Hant": "停止" },
   "form.new_conversation": { en: "New conversation", "zh-Hant": "新對話" },
+  "form.continuing_one": { en: "continuing: 1 earlier question", "zh-Hant": "接續對話：前面有 1 個問題" },
+  "form.continuing": { en: "continuing: {n} earlier questions", "zh-Hant": "接續對話：前面有 {n} 個問題" },
   "form.tools": { en: "Tools the model sees", "zh-Hant": "模型看得到的工具" },
   "form.try": { en: "Try this", "zh-Hant": "試試這個" },
   "form.on": { en: "on", "zh-Hant": "開" },
@@ -165,6 +167,7 @@ export const STRINGS = {
   "ex.greeting": { en: "greeting", "zh-Hant": "問候" },
   "ex.file_lines": { en: "lines of a file", "zh-Hant": "檔案行數" },
   "ex.definition": { en: "definitions", "zh-Hant": "定義" },
+  "ex.follow_up": { en: "follow-up", "zh-Hant": "後續問題" },
   "turn.asked": { en: "You asked", "zh-Hant": "你問了" },
 
   // the status line

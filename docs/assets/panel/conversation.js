@@ -18,7 +18,7 @@ export class Conversation {
   // The server's id for it, from a started run (a follow-up carries it; null starts anew).
   continueAs(id) {
     this.id = id || null;
-    if (this.panel.form) this.panel.form.canLeave(Boolean(this.id));
+    if (this.panel.form) this.panel.form.canLeave(Boolean(this.id), this.turns.length);
   }
 
   // The request's part: {conversation_id} for a follow-up, nothing for a first question.

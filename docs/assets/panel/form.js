@@ -57,6 +57,7 @@ const KINDS = {
   file_lines: "ex.file_lines",
   greeting: "ex.greeting",
   definition: "ex.definition",
+  follow_up: "ex.follow_up",
 };
 
 function button(cls, label, type) {
@@ -160,7 +161,9 @@ function chapterSettings(root) {
 }
 
 // The model's examples (its folder's examples.json): its note, and its questions grouped by kind,
-// each a button that gives its text (Chinese where given) to `use`.
+// each a button that gives its text (Chinese where given) to `use`. A follow-up ({kind: "follow_up",
+// after: {en, zh?}, en, zh?}) reads "first → then" and gives `use` both: the form asks the first
+// question when no conversation is going, the follow-up when one is.
 function examplesList(ex, use) {
   const out = [];
   if (ex.note) out.push(el("div", "al-examples-note", pick(ex.note)));
@@ -179,10 +182,12 @@ function examplesList(ex, use) {
     const group = el("span", "al-example-kind");
     group.append(el("span", "al-example-kind-name", kind in KINDS ? t(KINDS[kind]) : kind));
     for (const q of items) {
-      const text = lang() === "zh-Hant" && q.zh ? q.zh : q.en;
-      const b = button("al-example", text);
+      const words = (x) => (lang() === "zh-Hant" && x.zh ? x.zh : x.en);
+      const text = words(q);
+      const first = q.after && typeof q.after.en === "string" ? words(q.after) : null;
+      const b = button("al-example", first ? `${first} → ${text}` : text);
       b.dataset.kind = kind;
-      b.addEventListener("click", () => use(text));
+      b.addEventListener("click", () => use(text, first));
       group.append(b);
     }
     list.append(group);
@@ -341,11 +346,17 @@ export class LiveForm {
     stop.disabled = true;
     const newConversation = button("al-new-conversation", t("form.new_conversation"));
     newConversation.disabled = !panel.conversation.id;
+    // Beside New conversation, while a conversation continues: how many questions the next one follows
+    // (the model reads them all), so a reader knows a question here is a follow-up.
+    const continuing = el("span", "al-continuing");
+    continuing.setAttribute("aria-live", "polite");
     this.runBtn = run;
     this.stopBtn = stop;
     this.newConversationBtn = newConversation;
+    this.continuing = continuing;
     const row = el("div", "al-buttons");
-    row.append(run, stop, this.stepControls(), newConversation);
+    row.append(run, stop, this.stepControls(), newConversation, continuing);
+    this.canLeave(Boolean(panel.conversation.id), panel.conversation.turns.length);
     this.element.addEventListener("submit", (e) => {
       e.preventDefault();
       const settings = {
@@ -419,8 +430,14 @@ export class LiveForm {
     this.stopBtn.disabled = !on;
   }
 
-  canLeave(on) {
+  // `earlier`: the questions of the conversation so far, which the next question follows.
+  canLeave(on, earlier = 0) {
     this.newConversationBtn.disabled = !on;
+    const n = on ? earlier : 0;
+    this.continuing.hidden = !n;
+    this.continuing.textContent = n
+      ? t(n === 1 ? "form.continuing_one" : "form.continuing", { n })
+      : "";
   }
 
   // The line's words changed in place: its elements stay, so a click on it that began before (the
@@ -572,8 +589,8 @@ export class LiveForm {
     this.examplesBox.replaceChildren();
     if (!ex || typeof ex !== "object") return;
     this.examplesBox.append(
-      ...examplesList(ex, (text) => {
-        this.question.value = text;
+      ...examplesList(ex, (text, first) => {
+        this.question.value = first && !this.panel.conversation.id ? first : text;
         this.question.focus();
       }),
     );

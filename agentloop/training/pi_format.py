@@ -1,0 +1,90 @@
+"""Training conversations in pi's format (issue 42): the question answered through pi's own system prompt and its bash
+tool, `python3 -c '…'`, as pi sends it to this project's OpenAI-compatible endpoint.
+
+pi's prompt, tools and the way it returns a bash result are what the real pi sends (pi_request.json, captured by
+scripts/capture_pi_request.py from node_modules; tests/test_training_data.py fails when pi's output changes). A
+conversation here is the request pi sends at each step, built from a `Task` (conversations.py): the question as a
+text part, the model's bash call, bash's output. Each request goes through the endpoint's own path
+(model_endpoint.conversation_from: the messages SimpleHarness keeps, and pi's tools) and the family's chat template,
+so the training text is the text the model reads when pi drives it. Left out: thinking (what pi sends back of a
+thought is not captured yet), denials and errors through pi, and the evaluation through real pi (which needs
+PiHarness to keep pi's prompt and tools: issue 42's first bullet).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from datetime import date, timedelta
+from functools import cache
+from pathlib import Path
+
+from agentloop.harnesses.model_endpoint import conversation_from
+from agentloop.harnesses.pi.command import PI_CLI
+from agentloop.training.conversations import Task
+
+STORED = Path(__file__).with_name("pi_request.json")
+
+
+@cache
+def captured() -> dict:
+    """pi_request.json: pi's version, its system prompt (with {cwd}, {date}, {pi}), its tools."""
+    return json.loads(STORED.read_text())
+
+
+def system_prompt(rng: random.Random) -> str:
+    """pi's system prompt as pi writes it for a run: a working folder as PiHarness makes one (a fresh temporary
+    folder), a date, and where npm put pi in this checkout."""
+    cwd = "/tmp/agentloop-pi-agent-" + "".join(
+        rng.choice(string.ascii_lowercase + string.digits + "_") for _ in range(8)
+    )
+    day = date(2026, 1, 1) + timedelta(days=rng.randint(0, 700))
+    text = captured()["system_prompt"]
+    return (
+        text.replace("{cwd}", cwd)
+        .replace("{date}", day.isoformat())
+        .replace("{pi}", str(PI_CLI.parents[2]))
+    )
+
+
+def bash_command(code: str) -> str:
+    """The bash call that runs `code` as run_python would: python3 -c with the code in single quotes (the
+    tasks' code never holds a single quote)."""
+    assert "'" not in code, code
+    return f"python3 -c '{code}'"
+
+
+def pi_request(t: Task, system: str) -> dict:
+    """The request pi sends after a good run of `t` (every step's request is a prefix of it): pi's system
+    prompt, the question as a text part, the model's bash call and bash's output (a line of output ends with a
+    newline, as pi returns it), the answer; and pi's tools."""
+    messages: list[dict] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": [{"type": "text", "text": t.question}]},
+    ]
+    if t.code is not None:
+        arguments = json.dumps({"command": bash_command(t.code)}, ensure_ascii=False)
+        messages += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": arguments},
+                    }
+                ],
+            },
+            {"role": "tool", "content": t.output + "\n", "tool_call_id": "call_1"},
+        ]
+    messages.append({"role": "assistant", "content": t.answer})
+    return {"messages": messages, "tools": captured()["tools"]}
+
+
+def pi_messages(t: Task, system: str, thinking_key: str) -> tuple[list[dict], list[dict]]:
+    """The messages and tools the endpoint renders for `t`'s run through pi (conversation_from's), under pi's
+    system prompt `system` (system_prompt's)."""
+    messages, tools = conversation_from(pi_request(t, system), thinking_key)
+    return messages, tools or []
