@@ -209,7 +209,7 @@ def test_a_code_block_is_highlighted_once_and_keeps_its_own_title():
 def test_a_stale_translation_is_listed_by_the_build_and_says_so_on_its_page(two_editions):
     site, log = two_editions
     assert re.search(
-        r"1 zh-Hant page\(s\) follow an older English page.*chapters/09-sampling\.md", log
+        r"\d+ zh-Hant page\(s\) follow an older English page.*chapters/09-sampling\.md", log
     )
     stale = (site / "zh-Hant/chapters/09-sampling/index.html").read_text(encoding="utf-8")
     fresh = (site / "zh-Hant/chapters/05-tools/index.html").read_text(encoding="utf-8")
