@@ -85,7 +85,12 @@ def test_a_package_planted_in_data_never_runs_in_pis_tool_runner(server, tmp_pat
         "print('planted')\n"
     )
     forced = [call("run_python", code=plant), call("list_files", path="/data"), DONE]
-    settings = {**SETTINGS, "harness": "pi", "tools": ["run_python", "list_files"]}
+    settings = {
+        **SETTINGS,
+        "harness": "pi",
+        "pi_tools": "book",
+        "tools": ["run_python", "list_files"],
+    }
     run_id = server.start_run("Plant them.", settings, forced)
     evs = run_through(server, run_id, approve=True)
     planted, listed = results(evs)

@@ -110,6 +110,8 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
         pi.locator("button.al-run").click()
         assert answer_each_call(1, "button.al-deny") >= 1
         pi.locator("textarea").fill(QUESTION)
+        # Slow pace (0.3 s before each token): the run is still going when Stop is clicked.
+        pi.locator(".al-form .al-pace input[value=slow]").check()
         pi.locator("button.al-run").click()
         turn(2).locator(".al-tok").first.wait_for(timeout=180000)
         pi.locator("button.al-stop").click()

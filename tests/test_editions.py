@@ -175,6 +175,10 @@ def test_the_zh_edition_has_every_page_at_the_same_path(two_editions):
         rf'class="md-nav__link[^"]*"[^>]*>\s*<span class="md-ellipsis">\s*{re.escape(title)}', page
     )
     assert "13. 執行工具：run_python 的沙盒" in page
+    # The edition's own sitemap, which Material's instant navigation fetches under /zh-Hant/ (a 404 before).
+    sitemap = (site / "zh-Hant" / "sitemap.xml").read_text(encoding="utf-8")
+    locs = re.findall(r"<loc>([^<]*)</loc>", sitemap)
+    assert any(loc.endswith("/zh-Hant/chapters/05-tools/") for loc in locs), locs
     # The API reference is rendered once, in English.
     reference = (site / "zh-Hant/reference/index.html").read_text(encoding="utf-8")
     assert 'href="../../reference/"' in reference and "doc-module" not in reference

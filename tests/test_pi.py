@@ -367,6 +367,10 @@ def test_endpoint_streams_deltas_tool_calls_and_finish_reasons(endpoint):
         ),
         (
             {"stream": True, "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
+            "an image must be a base64 data URL",
+        ),
+        (
+            {"stream": True, "messages": [{"role": "system", "content": [{"type": "image_url"}]}]},
             "only text parts",
         ),
     ],

@@ -35,7 +35,8 @@ def run_once(panel) -> str:
 
 
 def checked_tools(panel) -> dict[str, bool]:
-    boxes = panel.locator(".al-tools input[type=checkbox]")
+    # The checklist in view: the book's tools (pi's own, a second list, shows only for pi with its tools).
+    boxes = panel.locator(".al-tools:visible input[type=checkbox]")
     return {
         boxes.nth(i).get_attribute("value"): boxes.nth(i).is_checked() for i in range(boxes.count())
     }

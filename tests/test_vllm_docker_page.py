@@ -210,7 +210,7 @@ def test_a_model_with_a_drafter_starts_with_mtp_where_a_gpu_answers(docker, demo
 def mtp_switch(page, url: str, lang: str):
     """Chapter 11's first live panel in `lang`, its settings open: (the panel, its MTP switch)."""
     page.add_init_script(f"localStorage.setItem('agentloop.lang', '{lang}')")
-    page.goto(chapter_url(url, "11"))
+    page.goto(chapter_url(url, "11", lang))  # panels start in their page's edition's language
     panel = page.locator(".agentloop-panel").nth(0)
     panel.locator("button.al-run").wait_for(timeout=30000)
     panel.locator(".al-form-settings > summary").click()
@@ -227,7 +227,13 @@ def test_switching_mtp_says_the_server_restarts_then_restarts_the_container(dock
     before = actions(state)
     page = browser.new_page(viewport={"width": 1280, "height": 2000})
     panel, switch = mtp_switch(page, demo.client.url, "zh-Hant")
-    assert switch.is_enabled() and switch.is_checked()
+    for _ in range(40):  # the form enables the switch once it has read the server's status
+        if switch.is_enabled():
+            break
+        page.wait_for_timeout(500)
+    assert switch.is_enabled() and switch.is_checked(), panel.locator(".al-form").inner_text()[
+        :2000
+    ]
     switch.uncheck()
     confirm = panel.locator(".al-switch-confirm")
     assert "重新啟動這個頁面啟動的 vLLM 伺服器" in confirm.inner_text()

@@ -2,6 +2,9 @@
 (chapter 3).
 
 - `conversations.py`: the synthetic tasks and the conversations that solve them
+- `sessions.py`: conversations of two to four questions, as a reader's session goes: follow-ups, denials,
+  tool errors, a file written and read back (issue 41's `--recipe sessions`)
+- `pi_format.py`: the same questions as pi sends them (its own prompt and bash tool, from `pi_request.json`)
 - `phrasing.py`: how a question of each kind is worded in training, composed from parts
 - `held_out_phrasings.py`: the wordings training never sees, and the reader's questions, for the
   evaluation
@@ -13,4 +16,5 @@
   training.json, model card
 - `distill.py`: the MTP drafter distilled from a trained model
 - `evaluate.py`: `models eval-tiny`: the trained models measured through the real loop
+- `evaluate_sessions.py`: eval-tiny's conversation sets (follow-ups, denials, tool errors, files, thinking)
 """

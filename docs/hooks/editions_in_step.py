@@ -16,6 +16,9 @@ on_page_markdown   on a zh-Hant page, a short note under the title: its English 
                    translation (stale), or the page is not translated yet (the English text is shown). A page not
                    translated yet is kept out of search in the zh-Hant build: the one search index of the site
                    has its English text already, from the English build (it is the costliest step of a page).
+on_post_build      in the zh-Hant build, the edition's own sitemap.xml: Material's instant navigation fetches
+                   sitemap.xml under the edition's root (/zh-Hant/sitemap.xml), which the plugin does not write;
+                   it is the site's sitemap with each entry's address and its zh-Hant alternate swapped.
 """
 
 from __future__ import annotations
@@ -172,3 +175,31 @@ def on_page_markdown(markdown, page, config, files):
     title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
     lines.insert(title + 1, "\n" + note)
     return "\n".join(lines)
+
+
+# One <url> entry of the site's sitemap: its <loc>, then its alternates (hreflang, href).
+SITEMAP_LOC = re.compile(r"<loc>([^<]*)</loc>")
+
+
+def edition_sitemap(sitemap: str, lang: str) -> str:
+    """The site's sitemap as seen from the `lang` edition: each entry's <loc> is its `lang` alternate."""
+
+    def entry(match: re.Match) -> str:
+        url = match.group(0)
+        alternate = re.search(rf'hreflang="{re.escape(lang)}" href="([^"]*)"', url)
+        return SITEMAP_LOC.sub(f"<loc>{alternate.group(1)}</loc>", url) if alternate else url
+
+    return re.sub(r"<url>.*?</url>", entry, sitemap, flags=re.S)
+
+
+def on_post_build(config):
+    if editions.edition(config) == editions.DEFAULT:
+        return
+    site, lang = (
+        Path(config.site_dir),
+        editions.edition(config),
+    )  # one site_dir: the plugin prefixes paths
+    root_sitemap = site / "sitemap.xml"  # the plugin's, every page with its alternates
+    if root_sitemap.is_file() and (site / lang).is_dir():
+        text = edition_sitemap(root_sitemap.read_text(encoding="utf-8"), lang)
+        (site / lang / "sitemap.xml").write_text(text, encoding="utf-8")
