@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentloop.harnesses.pi.command import NODE, PI_CLI, PI_SETTINGS  # noqa: E402
+from agentloop.harnesses.pi.command import NODE, PI_CLI, PI_SETTINGS, endpoint_provider  # noqa: E402
 
 STORED = ROOT / "agentloop" / "training" / "pi_request.json"
 PACKAGE = PI_CLI.parents[2] / "package.json"
@@ -105,18 +105,10 @@ def capture() -> dict:
                 "maxTokens": 256,
                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
             }
-            provider = {
-                "baseUrl": f"http://127.0.0.1:{server.server_address[1]}/v1",
-                "api": "openai-completions",
-                "apiKey": "capture",
-                "compat": {
-                    "supportsDeveloperRole": False,
-                    "supportsReasoningEffort": False,
-                    "supportsStore": False,
-                    "maxTokensField": "max_tokens",
-                },
-                "models": [model],
-            }
+            base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+            provider = endpoint_provider(
+                base_url, "capture", model
+            )  # as PiHarness registers its endpoint
             (agent_dir / "models.json").write_text(json.dumps({"providers": {"capture": provider}}))
             env = {
                 "PATH": "/usr/bin:/bin",

@@ -196,18 +196,7 @@ def write_agent_dir(
             {
                 "providers": {
                     **providers,
-                    PROVIDER: {
-                        "baseUrl": endpoint.base_url,
-                        "api": "openai-completions",
-                        "apiKey": endpoint.secret,
-                        "compat": {
-                            "supportsDeveloperRole": False,
-                            "supportsReasoningEffort": False,
-                            "supportsStore": False,
-                            "maxTokensField": "max_tokens",
-                        },
-                        "models": [model],
-                    },
+                    PROVIDER: endpoint_provider(endpoint.base_url, endpoint.secret, model),
                 }
             },
             indent=2,
@@ -218,3 +207,20 @@ def write_agent_dir(
 def pi_model_id(llm: Backend) -> str:
     """The model's name in pi's menu: its folder's or repository's last part."""
     return Path(llm.model_id).name
+
+
+def endpoint_provider(base_url: str, api_key: str, model: dict) -> dict:
+    """pi's models.json entry for an OpenAI-compatible endpoint that serves `model`: chat completions with
+    `max_tokens`, and none of the OpenAI-only fields (developer role, reasoning effort, store) it would refuse."""
+    return {
+        "baseUrl": base_url,
+        "api": "openai-completions",
+        "apiKey": api_key,
+        "compat": {
+            "supportsDeveloperRole": False,
+            "supportsReasoningEffort": False,
+            "supportsStore": False,
+            "maxTokensField": "max_tokens",
+        },
+        "models": [model],
+    }
