@@ -28,7 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentloop.harnesses.pi.command import NODE, PI_CLI, PI_SETTINGS, endpoint_provider  # noqa: E402
+from agentloop.harnesses.pi.command import (  # noqa: E402
+    NODE,
+    PI_CLI,
+    PI_ISOLATED,
+    PI_SETTINGS,
+    endpoint_provider,
+)
 
 STORED = ROOT / "agentloop" / "training" / "pi_request.json"
 PACKAGE = PI_CLI.parents[2] / "package.json"
@@ -123,13 +129,7 @@ def capture() -> dict:
                     str(PI_CLI),
                     "-p",
                     "--no-session",
-                    "--offline",
-                    "--no-extensions",
-                    "--no-skills",
-                    "--no-prompt-templates",
-                    "--no-themes",
-                    "--no-context-files",
-                    "--no-mcp",
+                    *PI_ISOLATED,
                     "--provider",
                     "capture",
                     "--model",

@@ -66,13 +66,18 @@ def span_of(obj) -> tuple[int, int]:
 
 
 def load_hook_module(file: str):
-    """One of docs/hooks' plain-function modules, loaded by path as the hooks load it."""
+    """One of docs/hooks' plain-function modules, loaded by path as MkDocs loads a hook: with docs/hooks on
+    sys.path while it runs, so a hook may `import editions` beside it."""
     spec = importlib.util.spec_from_file_location(
         f"book_{file.removesuffix('.py')}_under_test", ROOT / "docs/hooks" / file
     )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "docs/hooks"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "docs/hooks"))
     return module
 
 

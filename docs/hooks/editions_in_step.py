@@ -23,30 +23,15 @@ on_post_build      in the zh-Hant build, the edition's own sitemap.xml: Material
 
 from __future__ import annotations
 
-import importlib.util
 import posixpath
 import re
-import sys
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
+import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
 from mkdocs.plugins import event_priority, get_plugin_logger
 
 log = get_plugin_logger("editions")
 
-
-def _load_editions():
-    name = "agentloop_book_editions"
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("editions.py"))
-    if spec is None or spec.loader is None:
-        raise PluginError("cannot load docs/hooks/editions.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-editions = _load_editions()
 _state: dict = {"stale": set(), "untranslated": set()}
 
 STALE_NOTE = (

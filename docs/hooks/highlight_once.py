@@ -14,29 +14,12 @@ on_pre_build  empty the cache at the English build, so `mkdocs serve` keeps only
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
-from pathlib import Path
 
-from mkdocs.exceptions import PluginError
+import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
 from pymdownx import highlight as pymdownx_highlight
 
 MARK = "\x00agentloop-title\x00"
 _cache: dict = {}
-
-
-def _load_editions():
-    name = "agentloop_book_editions"
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("editions.py"))
-    if spec is None or spec.loader is None:
-        raise PluginError("cannot load docs/hooks/editions.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-editions = _load_editions()
 
 
 def _settings(highlighter) -> tuple:

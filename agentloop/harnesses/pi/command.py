@@ -60,6 +60,19 @@ class PiUnavailable(RuntimeError):
     """pi or its Node is missing: `npm ci` installs both."""
 
 
+# pi with nothing of the reader's: no network beyond its provider, and none of the extensions, skills, prompt
+# templates, themes, context files or MCP servers a pi installation may hold.
+PI_ISOLATED = (
+    "--offline",
+    "--no-extensions",
+    "--no-skills",
+    "--no-prompt-templates",
+    "--no-themes",
+    "--no-context-files",
+    "--no-mcp",
+)
+
+
 def pi_command(session: Path | None = None, tools: Sequence[str] | None = None) -> list[str]:
     """pi in RPC mode with nothing of the user's: no extensions, skills, templates, themes, context
     files or MCP; its session in the file `session` (None: none kept); our extension, which
@@ -75,14 +88,8 @@ def pi_command(session: Path | None = None, tools: Sequence[str] | None = None) 
         "--mode",
         "rpc",
         *(["--session", str(session)] if session else ["--no-session"]),
-        "--offline",
+        *PI_ISOLATED,
         "--no-approve",
-        "--no-extensions",
-        "--no-skills",
-        "--no-prompt-templates",
-        "--no-themes",
-        "--no-context-files",
-        "--no-mcp",
         *tool_flags(tools),
         "-e",
         str(EXTENSION),
