@@ -24,9 +24,8 @@ from pathlib import Path
 from agentloop.sandbox import data_folder
 
 NAME = ".pi-session.jsonl"  # in the conversation's folder, beside the files the model works on
-MAX_BYTES = (
-    8 << 20
-)  # a session this large is refused: a long conversation of a small model is far less
+# A session this large is refused: a long conversation of a small model is far less.
+MAX_BYTES = 8 << 20
 
 
 def take(folder: Path, into: Path) -> None:
