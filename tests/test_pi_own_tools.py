@@ -7,6 +7,7 @@ write."""
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 from pathlib import Path
@@ -70,6 +71,10 @@ def test_pi_gives_the_model_its_own_prompt_and_tools_naming_data_as_its_folder(m
     assert "<cwd>\n/data\n</cwd>" in system and "- bash: Execute bash commands" in system
     assert [t["function"]["name"] for t in request["tools"]] == ["read", "bash", "edit", "write"]
     assert evs[0]["tools"] == ["read", "bash", "edit", "write"] and harness.own_tools
+    # What the toys are trained on through pi (issue 42) is this prompt and these tools, as pi sends them.
+    from agentloop.training.pi_format import captured, system_prompt
+
+    assert system == system_prompt(random.Random(0)) and request["tools"] == captured()["tools"]
 
 
 def test_pis_bash_runs_in_the_sandbox(model, folder, home, tmp_path):

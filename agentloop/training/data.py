@@ -147,8 +147,7 @@ def pi_rows(
     backend, rng: random.Random, size: int
 ) -> tuple[str, list[tuple[list[int], list[bool]]]]:
     """A batch's worth of single questions run through pi (pi_format.py), thinking off: the prefix they share
-    (pi's system prompt and tools for one run: its working folder is drawn once a batch, so the prefix cache
-    holds it) and `size` rows after it."""
+    (pi's system prompt and tools, drawn once a batch, so the prefix cache holds them) and `size` rows after it."""
     from agentloop.training.pi_format import pi_messages, system_prompt
 
     system, key = system_prompt(rng), backend.family.thinking_key

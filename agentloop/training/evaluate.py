@@ -18,7 +18,8 @@ question would. Then, from the events alone:
   drafter), and whether every step wrote exactly what it wrote without MTP.
 Then issue 41's conversation sets, each with its held-out part (evaluate_sessions.py): a later question answered
 with a call of its own, an honest answer after a denial, recovery after a tool error, a file written and read back,
-and answers with thinking on.
+and answers with thinking on. Last, issue 42's set through real pi: held-out phrasings asked through PiHarness with
+pi's own system prompt and tools (THROUGH_PI), where a well-formed call is pi's bash tool, run in the same sandbox.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentloop import paths
+from agentloop.harnesses.pi.harness import PiHarness
 from agentloop.harnesses.settings import RunSettings, run_settings
 from agentloop.harnesses.simple_harness import SimpleHarness
 from agentloop.sandbox import cleanup, data_folder
@@ -53,15 +55,33 @@ HELD_OUT_TARGETS = {
     "answer_correct": 0.85,
     "no_tool": 0.95,
 }
+# Through real pi (issue 42): pi's system prompt is about 2,500 tokens of a coding agent's guidance, not the
+# book's one paragraph, and its tools are read, bash, edit and write.
+PI_TARGETS = {"well_formed": 0.95, "code_correct": 0.80, "answer_correct": 0.80, "no_tool": 0.90}
 SETS = {
     "training templates": TARGETS,
     "held-out phrasings": HELD_OUT_TARGETS,
     "reader questions": HELD_OUT_TARGETS,
     "sorts largest first": HELD_OUT_TARGETS,
+    "held-out phrasings through pi": PI_TARGETS,
 }
 # Issue 41's conversation sets (evaluate_sessions.py), each with its held-out part: n // 4 conversations each.
 ALL_SETS = {**SETS, **CONVERSATION_SETS}
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
+
+
+@dataclass(frozen=True)
+class Loop:
+    """Which loop asks a question, and the tool its call should name."""
+
+    harness: type
+    tool: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+
+BUILT_IN = Loop(SimpleHarness, "run_python")
+# pi's own prompt and tools (settings.pi_tools "pi"), its bash run in the sandbox by the extension.
+THROUGH_PI = Loop(PiHarness, "bash", (("harness", "pi"), ("pi_tools", "pi")))
 
 
 @dataclass
@@ -91,6 +111,8 @@ def held_out(n: int, seed: int, phrasings: str = "training templates") -> list[T
     fifth of n (at least ten), worded in turn as training and as the held-out phrasings word them."""
     if phrasings == "reader questions":
         return reader_tasks()
+    if phrasings == "held-out phrasings through pi":  # a quarter of n: each question starts pi
+        phrasings, n = "held-out phrasings", conversations_of(n)
     rng = random.Random(seed)
     if phrasings == "sorts largest first":
         asks = (training_question, held_out_question)
@@ -103,13 +125,13 @@ def held_out(n: int, seed: int, phrasings: str = "training templates") -> list[T
     return [task(rng, kinds[i % len(kinds)], ask=ask) for i in range(n)]
 
 
-def run_once(llm, t: Task, settings: RunSettings) -> list[dict]:
+def run_once(llm, t: Task, settings: RunSettings, loop: Loop = BUILT_IN) -> list[dict]:
     folder = data_folder.create()
     try:
         for name, text in t.files.items():
             (folder / name).write_text(text)
         got: list[dict] = []
-        SimpleHarness(llm, [], t.question, settings, got.append, files=folder).run()
+        loop.harness(llm, [], t.question, settings, got.append, files=folder).run()
     finally:
         cleanup.remove_tree(folder)
     return got
@@ -127,17 +149,24 @@ def first(evs: list[dict], kind: str) -> dict | None:
 
 
 def evaluate(
-    llm, tasks: list[Task], mtp: bool = False, sampled_too: bool = True, log=print
+    llm,
+    tasks: list[Task],
+    mtp: bool = False,
+    sampled_too: bool = True,
+    log=print,
+    loop: Loop = BUILT_IN,
 ) -> Tally:
     tally = Tally()
     s = llm.sampling_defaults
-    greedy = run_settings(s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True)
+    greedy = run_settings(
+        s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True, **dict(loop.settings)
+    )
     drafted = run_settings(
         s, temperature=0, max_steps=3, max_new_tokens=160, auto_approve=True, mtp=True
     )
     sampled = run_settings(s, temperature=1.0, max_steps=1, max_new_tokens=160, auto_approve=True)
     for i, t in enumerate(tasks):
-        evs = run_once(llm, t, greedy)
+        evs = run_once(llm, t, greedy, loop)
         if mtp:
             count_mtp(tally, evs, run_once(llm, t, drafted))
         call, result, end = first(evs, "tool_call"), first(evs, "tool_result"), evs[-1]
@@ -148,13 +177,13 @@ def evaluate(
                 f"{t.question!r} -> {end['final']!r}",
             )
             continue
-        formed = call is not None and not call.get("error") and call["name"] == "run_python"
+        formed = call is not None and not call.get("error") and call["name"] == loop.tool
         tally.count("well_formed", formed, f"{t.question!r} -> {first(evs, 'model_end')['raw']!r}")
         if formed:
             tally.count(
                 "code_correct",
                 result is not None and result["output"].strip() == t.output,
-                f"{t.question!r} -> {call['args'].get('code')!r} printed {result and result['output']!r}",
+                f"{t.question!r} -> {call['args'].get('code', call['args'].get('command'))!r} printed {result and result['output']!r}",
             )
         if result is not None and not result["is_error"]:
             tally.count(
@@ -215,6 +244,7 @@ def measure(
             mtp=has_drafter(llm) and name == "training templates",
             sampled_too=name == "training templates",
             log=log,
+            loop=THROUGH_PI if name.endswith("through pi") else BUILT_IN,
         )
     return out
 
@@ -252,7 +282,9 @@ def write_card(folder: Path, args, lines: dict[str, list[tuple[str, bool]]]) -> 
         f"{args.seed}), on this project's CPU, {args.n} questions in each of the first two sets, the "
         f"{len(reader_tasks())} reader questions, {len(held_out(args.n, args.seed, 'sorts largest first'))}"
         f" sorts asked largest first, and {args.conversations or conversations_of(args.n)} conversations in each"
-        " conversation set (follow-ups, denials, tool errors, files, thinking on; each with its held-out part):\n"
+        " conversation set (follow-ups, denials, tool errors, files, thinking on; each with its held-out part),"
+        f" and {len(held_out(args.n, args.seed, 'held-out phrasings through pi'))} held-out questions through"
+        " real pi, with pi's own system prompt and tools:\n"
     )
     for name, set_lines in lines.items():
         text += (

@@ -6,16 +6,15 @@ scripts/capture_pi_request.py from node_modules; tests/test_training_data.py fai
 conversation here is the request pi sends at each step, built from a `Task` (conversations.py): the question as a
 text part, the model's bash call, bash's output. Each request goes through the endpoint's own path
 (model_endpoint.conversation_from: the messages SimpleHarness keeps, and pi's tools) and the family's chat template,
-so the training text is the text the model reads when pi drives it. Left out: thinking (what pi sends back of a
-thought is not captured yet), denials and errors through pi, and the evaluation through real pi (which needs
-PiHarness to keep pi's prompt and tools: issue 42's first bullet).
+so the training text is the text the model reads when pi drives it (a test holds the prompt to the one PiHarness's
+pi sends). eval-tiny measures it through real pi (evaluate.THROUGH_PI). Left out: thinking (what pi sends back of
+a thought is not captured yet), denials and errors through pi.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import string
 from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
@@ -25,6 +24,10 @@ from agentloop.harnesses.pi.command import PI_CLI
 from agentloop.training.conversations import Task
 
 STORED = Path(__file__).with_name("pi_request.json")
+# The line pi's own bash tool adds to the prompt; the extension's sandboxed bash (extension.ts) adds none.
+LOCAL_BASH_GUIDELINE = (
+    "- You can inspect PI_* environment variables for current model and session details.\n"
+)
 
 
 @cache
@@ -34,15 +37,14 @@ def captured() -> dict:
 
 
 def system_prompt(rng: random.Random) -> str:
-    """pi's system prompt as pi writes it for a run: a working folder as PiHarness makes one (a fresh temporary
-    folder), a date, and where npm put pi in this checkout."""
-    cwd = "/tmp/agentloop-pi-agent-" + "".join(
-        rng.choice(string.ascii_lowercase + string.digits + "_") for _ in range(8)
-    )
+    """pi's system prompt as PiHarness has pi write it with pi's own tools (settings.pi_tools "pi"): the
+    working folder it names is /data, where the extension runs the tools, and the sandboxed bash brings no
+    guideline of its own (pi's local bash adds one about PI_* variables); a date, and where npm put pi in this
+    checkout. The rng is kept for the date."""
     day = date(2026, 1, 1) + timedelta(days=rng.randint(0, 700))
-    text = captured()["system_prompt"]
+    text = captured()["system_prompt"].replace(LOCAL_BASH_GUIDELINE, "")
     return (
-        text.replace("{cwd}", cwd)
+        text.replace("{cwd}", "/data")
         .replace("{date}", day.isoformat())
         .replace("{pi}", str(PI_CLI.parents[2]))
     )
