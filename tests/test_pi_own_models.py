@@ -159,3 +159,32 @@ def test_the_server_runs_pis_own_model_with_no_model_of_its_own(pi_home, monkeyp
         client.close()
     assert not [e for e in evs if e["type"] == "error"], evs[-3:]
     assert evs[-1]["type"] == "run_end" and evs[-1]["final"] == "done"
+
+
+def test_chapter_16_goes_live_with_no_model_loaded_and_runs_pis_own(
+    pi_home, monkeypatch, site, browser
+):
+    # A server whose load failed has no page model; its panels are live all the same, say so, and run
+    # pi's own model (where before they stayed replays and nothing could be asked).
+    monkeypatch.setenv(LOGINS_SWITCH, "1")
+    with demo_server(site, model="no-such-model", device="cpu") as server:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(f"{server.url}/chapters/16-pi/")
+        pi = page.locator(".al-side-by-side").first.locator(".agentloop-panel").nth(1)
+        pi.locator("button.al-run").wait_for(timeout=20000)  # live, though nothing is loaded
+        pi.get_by_text("no model is loaded").first.wait_for(timeout=20000)
+        page.wait_for_function(
+            "[...document.querySelectorAll('select.al-pi-model-select option')]"
+            ".some(o => o.value === 'standin/stand-in')",
+            timeout=30000,
+        )
+        pi.locator("select.al-pi-model-select").select_option("standin/stand-in")
+        pi.locator("textarea").fill("Say it from bash.")
+        pi.locator("button.al-run").click()
+        approve = pi.locator("button.al-approve").first
+        approve.wait_for(timeout=120000)  # pi's bash, asked before it runs in the sandbox
+        approve.click()
+        pi.locator(".al-run-end").wait_for(timeout=120000)
+        assert "from-the-sandbox" in pi.inner_text()
+        assert pi.locator(".al-final").inner_text() == "done"
+        page.close()

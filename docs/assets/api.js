@@ -109,7 +109,9 @@ export function openEvents(name, params) {
 let probe = null;
 
 // Live or replay, decided once per page for every panel. Live only where the page carries the route
-// table and the server's status answers; a static page asks nothing.
+// table and the server's status answers; a static page asks nothing. A server with no model loaded
+// (its last load failed: status.ok false) is live too: its panels say so, offer the model menu, and
+// run pi's own models, which load nothing here.
 export function probeServer() {
   if (probe) return probe;
   probe = (async () => {
@@ -117,7 +119,7 @@ export function probeServer() {
     if (!routes()) return { mode: "replay", published: !LOOPBACK.has(location.hostname) };
     try {
       const status = await getJSON("status");
-      if (status && status.ok !== false) return { mode: "live", status };
+      if (status && typeof status === "object") return { mode: "live", status };
     } catch (_) {
       /* no server: replay */
     }
