@@ -15,6 +15,7 @@ import functools
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -211,10 +212,18 @@ def build_book(site: Path, **env: str) -> Path:
     return site
 
 
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> Path:
+    """The book, built strictly once for the whole run: a build takes seconds, and some thirty modules serve it."""
+    return build_book(tmp_path_factory.mktemp("book-built") / "site")
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The book, built once per test module into a folder of the module's own (a test may change its pages)."""
-    return build_book(tmp_path_factory.mktemp("book") / "site")
+def site(built_book, tmp_path_factory) -> Path:
+    """The book in a folder of the module's own, copied from the one build (a test may change its pages)."""
+    site = tmp_path_factory.mktemp("book") / "site"
+    shutil.copytree(built_book, site, symlinks=True)
+    return site
 
 
 def chapter_url(base: str, number: str, lang: str = "en") -> str:
