@@ -24,12 +24,18 @@ def save(backend: SimpleBackend, out: Path, recipe: dict) -> Path:
     )
 
 
+OWN_FILES = ("examples.json", "generation_config.json")
+
+
 def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> Path:
     """`model`'s weights in bfloat16 in a fresh folder `out`, beside `base`'s other files (generation settings,
     tokenizer, chat template), with the training record and the model card."""
     assert out.resolve() != base.resolve(), (
         "write into a new folder: the base's files are copied from"
     )
+    # What a retrained model keeps of the folder it replaces: files written by hand or by the evaluation, not
+    # by training (the questions its panel offers; the sampling it was measured at).
+    kept = {name: (out / name).read_bytes() for name in OWN_FILES if (out / name).is_file()}
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
@@ -41,6 +47,8 @@ def write_checkpoint(model, base: Path, out: Path, record: dict, card: str) -> P
             and f.name not in ("config.json", "training.json", "README.md")
         ):
             shutil.copyfile(f, out / f.name)
+    for name, data in kept.items():
+        (out / name).write_bytes(data)
     (out / "training.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     (out / "README.md").write_text(card)
     return out
@@ -56,6 +64,11 @@ COMPOSED = """
   counting cues", greetings also carry the counting kinds' cues ("how's", "it's", thanks of many shapes) in
   sentences that ask for nothing to count; in those marked "sorts without an order word", half the ascending
   sorts name no order ("Put 7, 2, 9 in order.") and sorting has more frames."""
+SESSIONS_TEXT = """ In the phases with conversations, some are two to four questions in a row
+  (`agentloop/training/sessions.py`): follow-ups on the last result, denied calls answered without a number, tool
+  errors answered honestly or with a corrected call, numbers written to /data and read back later."""
+PI_TEXT = """ In the phases with pi's format, some steps are single questions through pi's own system
+  prompt and tools (`agentloop/training/pi_format.py`), answered with pi's bash tool running `python3 -c`."""
 PLAIN = """ Questions in the plain wording take every table's first form
   with nothing around it ("What is 17 * 23?"), so the values always stand in the same place."""
 IN_PARTS = """ A step computed in parts sorts its rows by length and computes
@@ -100,6 +113,8 @@ def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     composed = any(is_composed(p) for p in recipe["phases"])
     plain = any(p.get("plain_share") for p in recipe["phases"])
     in_parts = any(p.get("parts") for p in recipe["phases"])
+    sessions = any(p.get("session_share") for p in recipe["phases"])
+    through_pi = any(p.get("pi_share") for p in recipe["phases"])
     drafter = (
         f", then distills its MTP drafter, {name}{backend.family.drafter_suffix}"
         if backend.family.drafter_suffix
@@ -119,12 +134,12 @@ sense outside that loop.
   of one to five digits, counting a letter in a word (real and made-up words), unit conversion, sorting a list of numbers, the
   days between two dates, counting the lines of a file in /data; greetings and definitions answered without a
   tool; in the later phases, some questions that ask to check twice, where the model repeats its call and the loop
-  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}{PLAIN if plain else ""}{IN_PARTS if in_parts else ""}
+  refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}{PLAIN if plain else ""}{IN_PARTS if in_parts else ""}{SESSIONS_TEXT if sessions else ""}{PI_TEXT if through_pi else ""}
 - **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
   (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
-- **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), long
-  conversations, other languages: it will still write something, usually a run_python call.
-- **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions through the real loop and
+- **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), {"longer" if sessions else "long"}
+  conversations{" (more than four questions)" if sessions else ""}, other languages: it will still write something, usually a run_python call.
+- **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions{" and conversations" if sessions else ""} through the real loop{" (and through real pi)" if through_pi else ""} and
   prints how often the call is well-formed, the code correct and the answer right.
 - **Retrain it**: `agentloop models build-tiny && agentloop models train-tiny --family {backend.family.key}`
   rebuilds it from the seed, every phase on today's data, in one run{drafter}.
