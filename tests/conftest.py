@@ -237,8 +237,9 @@ def page_url(docs_path: str) -> str:
     "zh-Hant/chapters/05-tools/", "index.md" -> "")."""
     rel = docs_path.removesuffix(".md")
     prefix = ""
-    if rel.endswith(".zh-Hant"):
-        rel, prefix = rel.removesuffix(".zh-Hant"), "zh-Hant/"
+    for lang in ("zh-Hant", "zh-Hans"):
+        if rel.endswith(f".{lang}"):
+            rel, prefix = rel.removesuffix(f".{lang}"), f"{lang}/"
     return prefix + ("" if rel == "index" else f"{rel}/")
 
 
