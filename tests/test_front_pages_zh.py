@@ -86,7 +86,8 @@ def test_the_terminology_table_is_the_terms_file_rendered():
     assert ("prefill", "預填") in rows and ("glossary", "術語表") in rows
     page = (DOCS / "glossary.zh-Hant.md").read_text("utf-8")
     assert page.count(terms.MARKER) == 1
-    glossary = SimpleNamespace(file=SimpleNamespace(src_uri="glossary.zh-Hant.md"))  # what the hook reads
+    # What the hook reads of the page: its path, which names its edition.
+    glossary = SimpleNamespace(file=SimpleNamespace(src_uri="glossary.zh-Hant.md"))
     rendered = terms.on_page_markdown(page, glossary, None, None)
     assert terms.MARKER not in rendered and "## 術語對照表 {#terms}" in rendered
     for en, zh in rows:
