@@ -1,8 +1,9 @@
 """Simplified Chinese (zh-Hans) from the book's Traditional Chinese (zh-Hant): OpenCC's Taiwan-to-mainland
 phrase conversion (`tw2sp`) with the project's own table around it.
 
-tw2sp alone turns a Taiwanese technical text into words a mainland reader would not use, or uses for something
-else (序列 becomes 串行, serial; 位元 比特; 啟用 激活; the book's fixed terms 預填, 沙盒, 工作階段, 核准 stay Taiwanese).
+tw2sp alone turns a Taiwanese technical text into words a mainland reader would not use, or uses for
+something else (序列 becomes 串行, serial; 位元 比特; 啟用 激活; the book's fixed terms 預填, 沙盒,
+工作階段, 核准 stay Taiwanese).
 The project's table says what each of those becomes: the zh-Hans column of docs/hooks/terms.zh-Hant.tsv (the
 fixed terms) and docs/hooks/zh-Hans.overrides.tsv (other phrases, each with its reason). Each zh-Hant phrase of
 the table is taken out of the text (longest first) before OpenCC sees it, held as a private-use character, and

@@ -130,9 +130,10 @@ CJK_FONT = """async (face) => {
     const article = document.querySelector('article').cloneNode(true);
     article.querySelectorAll('.agentloop-panel, .agentloop-stage, select').forEach((e) => e.remove());
     const faces = await document.fonts.load(`16px "${face}"`, cjk.join(''));
-    const stack = getComputedStyle(document.querySelector('.md-typeset')).fontFamily;
+    const stack = getComputedStyle(document.querySelector('.md-typeset')).fontFamily
+        .replaceAll('"', '').split(',').map((f) => f.trim());
     return {
-        stack: stack.replaceAll('"', '').split(',').map((f) => f.trim()).find((f) => f.startsWith('agentloop')) === face,
+        stack: stack.find((f) => f.startsWith('agentloop')) === face,
         loaded: faces.length === 1 && faces[0].status === 'loaded',
         cjk: cjk.join(''),
         prose: han(article.textContent).join(''),

@@ -1,20 +1,23 @@
-"""MkDocs hook that keeps the two editions in step (the comparison itself is docs/hooks/editions.py).
+"""MkDocs hook that keeps the editions in step (the comparison itself is docs/hooks/editions.py).
 
 on_files           once per build, in the English edition's build: every page of the navigation has its
                    zh-Hant page, or is listed in mkdocs.yml under `extra.untranslated` (a list that must shrink
                    to empty; a listed page that is translated fails too); a translation's kept parts (quotes, code,
                    panels, links, headings, tabs, exercises) are the English page's, in the zh-Hant page and in
                    the zh-Hans page generated from it; a zh-Hant page without an English page fails, and so
-                   does a committed zh-Hans page (the edition is made at build time, docs/hooks/zh_hans_pages.py). Each failure is a warning, so the strict build stops and names the page.
+                   does a committed zh-Hans page (that edition is made at build time: zh_hans_pages.py).
+                   Each failure is a warning, so the strict build stops and names the page.
                    A stale translation (its English page changed after its `source_blob`) is reported, listing
                    the pages, and does not fail the build: an English correction must not wait for a translator,
                    and whatever a reader could be misled by (code, panels, numbers of exercises, headings, links)
                    is held to the English page by the check above whether or not the page is stale.
-on_nav             in a Chinese build (zh-Hant, zh-Hans), a translated page's navigation title is its own title (its `# ` line,
-                   without the anchor and the English in parentheses beside a term), so the two cannot disagree;
+on_nav             in a Chinese build (zh-Hant, zh-Hans), a translated page's navigation title is its own title
+                   (its `# ` line, without the anchor and the English in parentheses beside a term), so the
+                   two cannot disagree;
                    mkdocs.yml's nav_translations name the pages not translated yet.
-on_page_markdown   on a Chinese page, a short note (converted on a zh-Hans page) under the title: its English page changed since the
-                   translation (stale), or the page is not translated yet (the English text is shown). A page not
+on_page_markdown   on a Chinese page, a short note under the title (converted on a zh-Hans page): its English
+                   page changed since the translation (stale), or the page is not translated yet (the English
+                   text is shown). A page not
                    translated yet is kept out of search in the zh-Hant build: the one search index of the site
                    has its English text already, from the English build (it is the costliest step of a page).
 on_post_build      in a Chinese build, the edition's own sitemap.xml: Material's instant navigation fetches
