@@ -13,13 +13,12 @@ on_files           once per build, in the English edition's build: every page of
                    is held to the English page by the check above whether or not the page is stale.
 on_nav             in a Chinese build (zh-Hant, zh-Hans), a translated page's navigation title is its own title
                    (its `# ` line, without the anchor and the English in parentheses beside a term), so the
-                   two cannot disagree;
-                   mkdocs.yml's nav_translations name the pages not translated yet.
+                   two cannot disagree; mkdocs.yml's nav_translations name the pages not translated yet.
 on_page_markdown   on a Chinese page, a short note under the title (converted on a zh-Hans page): its English
                    page changed since the translation (stale), or the page is not translated yet (the English
-                   text is shown). A page not
-                   translated yet is kept out of search in the zh-Hant build: the one search index of the site
-                   has its English text already, from the English build (it is the costliest step of a page).
+                   text is shown). A page not translated yet is kept out of search in a Chinese build: the
+                   one search index of the site has its English text already, from the English build (it is
+                   the costliest step of a page).
 on_post_build      in a Chinese build, the edition's own sitemap.xml: Material's instant navigation fetches
                    sitemap.xml under the edition's root (/zh-Hant/sitemap.xml), which the plugin does not write;
                    it is the site's sitemap with each entry's address and its zh-Hant alternate swapped.
