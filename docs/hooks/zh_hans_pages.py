@@ -5,6 +5,8 @@ agentloop/zh_hans.py (OpenCC's tw2sp with the project's table, every kept part b
 every build (docs/hooks/editions.py's read()), so the two Chinese editions cannot drift. The zh-Hant page is the
 authoritative one.
 
+on_config    a build without the edition (its `build` off: AGENTLOOP_ZH_HANS=false, the tests' builds that read
+             none of it) offers no link to it in the header: Material would fetch its sitemap.xml, a 404.
 on_files     (before mkdocs-static-i18n's, priority -100) adds `X.zh-Hans.md` beside each `X.zh-Hant.md` as a
              page of docs/: the plugin takes only files under docs_dir as pages of an edition. It exists only in
              memory.
@@ -18,6 +20,19 @@ from pathlib import Path
 
 import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
 from mkdocs.structure.files import File
+
+
+def on_config(config):
+    i18n = config.plugins.get("i18n")
+    built = (
+        {language.locale for language in i18n.config.languages if language.build} if i18n else set()
+    )
+    left_out = set(editions.GENERATED) - built
+    if left_out and config.extra.get("alternate"):
+        config.extra["alternate"] = [
+            a for a in config.extra["alternate"] if a.get("lang") not in left_out
+        ]
+    return config
 
 
 def generated_uri(src_uri: str, lang: str) -> str | None:
