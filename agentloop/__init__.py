@@ -20,6 +20,7 @@ and these files:
 - `tiny_models.py`: the tiny checkpoints of the real architectures, built offline
 - `tools.py`: the tools the model may call, and the check of a call's arguments
 - `torchvision_cpu.py`: the two operator names torchvision's import needs beside a CPU torch
+- `zh_hans.py`: Simplified Chinese from the book's Traditional: OpenCC's tw2sp with the project's table
 """
 
 from agentloop import torchvision_cpu

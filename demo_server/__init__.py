@@ -20,4 +20,5 @@
 - `server.py`: `agentloop serve`: the app under uvicorn
 - `stages.py`: one stage of the loop alone: render, tokenize, the next token's distribution
 - `stream.py`: an event log read as Server-Sent Events by any number of readers
+- `zh_hans.py`: each {en, zh} text the server sends given its zh-Hans
 """

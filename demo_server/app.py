@@ -59,6 +59,7 @@ from demo_server.schemas import (
     Tokenized,
     TokenizeRequest,
 )
+from demo_server.zh_hans import JSONResponse
 
 DESCRIPTION = f"""
 The API behind the book's live panels. Everything is on the page's own origin.
@@ -84,6 +85,9 @@ POST /api/runs/{{run_id}}/next. Stop and the time limit end a wait at once; the 
 model's timings and count toward the time limit.
 
 **Errors** answer a non-2xx status with an `error` event as the body: `{{"type": "error", "message": {{"en", "zh"}}}}`.
+
+**Chinese**: every `{{"en", "zh"}}` text in an answer or an event (errors, descriptions, notes) also carries
+`"zh-Hans"`, its zh (Traditional) converted to Simplified Chinese by the server (demo_server/zh_hans.py).
 
 **Event streams** (`text/event-stream`): one `data:` line of JSON per event, no `event:` field, from the first
 event even for a late reader, ending after the last (`run_end`; for a load, `ready` or `error`).
@@ -149,6 +153,8 @@ def create_app(
         openapi_url="/api/openapi.json",
         docs_url=None,
         redoc_url=None,
+        # Each {en, zh} text of an answer gets its zh-Hans (demo_server/zh_hans.py), here and in the streams.
+        default_response_class=JSONResponse,
     )
     app.state.current, app.state.token = current, token
 

@@ -1,8 +1,9 @@
-"""Refusals and failures as the panel reads them: an `error` event, {type, message: {en, zh}}, as the body."""
+"""Refusals and failures as the panel reads them: an `error` event, {type, message: {en, zh}}, as the body (sent
+with the message's zh-Hans beside, demo_server/zh_hans.py)."""
 
 from __future__ import annotations
 
-from fastapi.responses import JSONResponse
+from demo_server.zh_hans import JSONResponse
 
 
 class ApiError(Exception):

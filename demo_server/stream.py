@@ -20,13 +20,16 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import contextmanager
 
+from demo_server.zh_hans import with_zh_hans
+
 KEEP_ALIVE_S = 15.0
 PROBE_EVERY_S = 1.0
 
 
 def sse(event: dict) -> str:
-    """One SSE message: a single `data:` line holding the event's JSON (json.dumps escapes every newline)."""
-    return f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
+    """One SSE message: a single `data:` line holding the event's JSON (json.dumps escapes every newline), each
+    {en, zh} text in it with its zh-Hans (demo_server/zh_hans.py)."""
+    return f"data: {json.dumps(with_zh_hans(event), ensure_ascii=False)}\n\n"
 
 
 class EventLog:

@@ -9,21 +9,24 @@ beside the chapter (docs/chapters/runs/), the trained tiny model's tokenizer and
 objects. tests/test_figures.py runs `--check`'s comparison, so a figure cannot drift from the code silently.
 Each figure is one function returning a `Figure`; drawing follows nothing but scripts/svg.py.
 
-Every figure is drawn in each of LANGUAGES: `NAME.svg` in English and `NAME.zh-Hant.svg` for the Traditional
-Chinese edition, on the same shapes; only the labels passed through `tr()` differ (scripts/figures_zh.py holds
-them), drawn in the book's shipped CJK font.
+Every figure is drawn in each of LANGUAGES: `NAME.svg` in English, `NAME.zh-Hant.svg` for the Traditional
+Chinese edition and `NAME.zh-Hans.svg` for the Simplified (its labels the zh-Hant ones through agentloop/zh_hans.py),
+on the same shapes; only the labels passed through `tr()` differ (scripts/figures_zh.py holds them), drawn in the
+book's shipped CJK font (the SC subset first for zh-Hans).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agentloop import zh_hans  # noqa: E402
 from scripts.figures_zh import ZH  # noqa: E402
 from scripts.svg import SMALL, TEXT, Figure, text_width  # noqa: E402
 
@@ -31,8 +34,16 @@ OUT = ROOT / "docs" / "assets" / "figures"
 RUNS = ROOT / "docs" / "chapters" / "runs"
 MODEL = ROOT / "models" / "agent-qwen3_5"
 W = 760  # every figure's width in px: the book never draws one wider (docs/assets/figures.css)
-LANGUAGES = ("en", "zh-Hant")  # the editions of the book; the first is the English, NAME.svg
-TRANSLATIONS = {"zh-Hant": ZH}
+LANGUAGES = (
+    "en",
+    "zh-Hant",
+    "zh-Hans",
+)  # the editions of the book; the first is the English, NAME.svg
+# zh-Hans: each zh-Hant label through the conversion the zh-Hans edition is made by (agentloop/zh_hans.py).
+TRANSLATIONS = {
+    "zh-Hant": ZH,
+    "zh-Hans": {english: zh_hans.convert(zh) for english, zh in ZH.items()},
+}
 _language = "en"  # the language draw() is drawing in: tr() reads it
 
 
@@ -1012,14 +1023,41 @@ def draw(name: str, language: str = "en") -> str:
     return fig.svg()
 
 
+# A hand-drawn figure's words: its <title> and <text> elements' contents.
+WORDS = re.compile(r"(<(title|text)\b[^>]*>)([^<]*)(</\2>)")
+
+
+def hand_drawn_in_zh_hans(svg: str) -> str:
+    """A hand-drawn figure's zh-Hans drawing (NAME.zh-Hans.svg) from its zh-Hant one: the same shapes, its words
+    through agentloop/zh_hans.py, in the SC font first."""
+    svg = WORDS.sub(lambda m: m[1] + zh_hans.convert(m[3]) + m[4], svg)
+    svg = svg.replace('lang="zh-Hant"', 'lang="zh-Hans"', 1)
+    return svg.replace("'agentloop CJK',", "'agentloop CJK SC', 'agentloop CJK',", 1)
+
+
+def hand_drawn() -> list[str]:
+    """The figures drawn by hand (NAME.zh-Hant.svg written beside NAME.svg, no function here)."""
+    return sorted(
+        p.name.removesuffix(".zh-Hant.svg")
+        for p in OUT.glob("*.zh-Hant.svg")
+        if p.name.removesuffix(".zh-Hant.svg") not in FIGURES
+    )
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    names = [a for a in argv if not a.startswith("--")] or list(FIGURES)
+    names = [a for a in argv if not a.startswith("--")] or [*FIGURES, *hand_drawn()]
     stale = []
     OUT.mkdir(parents=True, exist_ok=True)
     for name in names:
         for language in LANGUAGES:
-            svg = draw(name, language)
+            if name not in FIGURES:
+                if language != "zh-Hans":
+                    continue  # drawn by hand
+                hant = (OUT / file_name(name, "zh-Hant")).read_text(encoding="utf-8")
+                svg = hand_drawn_in_zh_hans(hant)
+            else:
+                svg = draw(name, language)
             path = OUT / file_name(name, language)
             if check:
                 if not path.exists() or path.read_text(encoding="utf-8") != svg:

@@ -1,4 +1,5 @@
-"""Make the Chinese font the book ships: Noto Sans CJK TC cut down to the characters it can show.
+"""Make the Chinese fonts the book ships: Noto Sans CJK TC, and SC for the zh-Hans edition, each cut down to the
+characters it can show.
 
 Debian's Chromium has no CJK font, and the book must read offline, so it carries its own
 (docs/assets/fonts/, used by panel.css's @font-face with a unicode-range of exactly these
@@ -11,8 +12,14 @@ figures (*.zh-Hant.svg), its navigation titles (mkdocs.yml), the notes the build
 and the theme's own words in Traditional Chinese (Material's zh-Hant language partial). The source is Debian's fonts-noto-cjk
 (`apt-get install fonts-noto-cjk`); pyftsubset (fontTools, with brotli for WOFF2) does the cut.
 
+The zh-Hans edition is drawn in Noto Sans CJK SC (its glyphs are the mainland's forms; TC's differ in many common
+characters): a second subset, of every character that edition can show, all of the texts above through the
+conversion the edition is made by (agentloop/zh_hans.py), its figures (*.zh-Hans.svg), the panels' zh-Hans
+strings and Material's Simplified Chinese words. panel.css and layout.css name it first on a zh-Hans page and in a
+panel switched to zh-Hans; a character it lacks (a zh-Hant panel on that page) falls back to the TC subset.
+
     python scripts/subset_cjk_font.py          # write the font and its character list
-    python scripts/subset_cjk_font.py --check  # exit 1 if a character used is not in the font
+    python scripts/subset_cjk_font.py --check  # exit 1 if a character used is not in its font
 
 tests/test_i18n.py runs the check, so a new Chinese string without its glyph fails `make test`.
 Leaves out: hinting and layout features beyond what the panels' text needs (kern, vertical forms).
@@ -25,9 +32,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 SOURCE = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
 FACE = "Noto Sans CJK TC"  # the Traditional Chinese face of the collection
 FONT = ROOT / "docs" / "assets" / "fonts" / "noto-sans-cjk-tc-subset.woff2"
+FACE_SC = "Noto Sans CJK SC"  # the Simplified Chinese face, for the zh-Hans edition
+FONT_SC = ROOT / "docs" / "assets" / "fonts" / "noto-sans-cjk-sc-subset.woff2"
 # CJK radicals to unified ideographs, compatibility ideographs, vertical and full-width forms, the
 # supplementary ideographs: what the page's own fonts lack (emoji are left to the system's).
 CJK = ((0x2E80, 0x9FFF), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFFEF), (0x20000, 0x2FFFF))
@@ -40,19 +50,20 @@ def modules() -> list[Path]:
     return sorted(p for p in assets.rglob("*.js") if "vendor" not in p.relative_to(assets).parts)
 
 
-def theme_words() -> list[Path]:
-    """Material's Traditional Chinese words (search, navigation, copy), where the theme is installed."""
+def theme_words(language: str = "zh-Hant") -> list[Path]:
+    """Material's Chinese words (search, navigation, copy) in `language` ("zh" is its Simplified), where the theme
+    is installed."""
     try:
         import material
     except ImportError:
         return []
-    partial = Path(material.__file__).parent / "templates/partials/languages/zh-Hant.html"
+    partial = Path(material.__file__).parent / f"templates/partials/languages/{language}.html"
     return [partial] if partial.exists() else []
 
 
 def texts() -> list[Path]:
-    """The files whose Chinese the book can show."""
-    files = modules()
+    """The files whose Chinese the book can show (the zh-Hans panel strings, generated, go to the SC subset)."""
+    files = [p for p in modules() if p.name != "i18n-zh-Hans.js"]
     for folder in ("demo_server", "agentloop"):
         files += sorted((ROOT / folder).rglob("*.py"))
     files += sorted((ROOT / "models").glob("*/examples.json"))
@@ -73,6 +84,24 @@ def characters() -> set[str]:
     return used
 
 
+def characters_sc() -> set[str]:
+    """Every CJK character the zh-Hans edition can show: the zh-Hant texts converted as the edition converts
+    them (a page as a page, with its kept parts), and what is written for it alone."""
+    from agentloop import zh_hans
+
+    used = set()
+    for path in texts():
+        text = path.read_text(encoding="utf-8")
+        converted = (
+            zh_hans.convert_markdown(text) if path.suffix == ".md" else zh_hans.convert(text)
+        )
+        used |= {c for c in converted if is_cjk(c)}
+    docs = ROOT / "docs"
+    for path in [*sorted(docs.rglob("*.zh-Hans.svg")), *theme_words("zh")]:
+        used |= {c for c in path.read_text(encoding="utf-8") if is_cjk(c)}
+    return used
+
+
 def covered(font_path: Path) -> set[str]:
     from fontTools.ttLib import TTFont
 
@@ -80,13 +109,18 @@ def covered(font_path: Path) -> set[str]:
     return {chr(code) for code in cmap}
 
 
-def face_number(collection: Path) -> int:
+def face_number(collection: Path, face: str = FACE) -> int:
     from fontTools.ttLib import TTCollection
 
     for i, font in enumerate(TTCollection(collection).fonts):
-        if font["name"].getDebugName(1) == FACE:
+        if font["name"].getDebugName(1) == face:
             return i
-    raise SystemExit(f"{collection} has no face named {FACE!r}")
+    raise SystemExit(f"{collection} has no face named {face!r}")
+
+
+def fonts() -> list[tuple[str, Path, set[str]]]:
+    """(face, subset file, characters) of each font the book ships."""
+    return [(FACE, FONT, characters()), (FACE_SC, FONT_SC, characters_sc())]
 
 
 def subset() -> None:
@@ -94,28 +128,31 @@ def subset() -> None:
 
     if not SOURCE.exists():
         raise SystemExit(f"{SOURCE} is missing: apt-get install fonts-noto-cjk")
-    used = "".join(sorted(characters()))
-    FONT.parent.mkdir(parents=True, exist_ok=True)
-    pyftsubset.main(
-        [
-            str(SOURCE),
-            f"--font-number={face_number(SOURCE)}",
-            f"--text={used}",
-            "--flavor=woff2",
-            "--no-hinting",
-            "--layout-features=",
-            f"--output-file={FONT}",
-        ]
-    )
-    print(f"{FONT.relative_to(ROOT)}: {len(used)} characters, {FONT.stat().st_size:,} bytes")
+    for face, font, chars in fonts():
+        used = "".join(sorted(chars))
+        font.parent.mkdir(parents=True, exist_ok=True)
+        pyftsubset.main(
+            [
+                str(SOURCE),
+                f"--font-number={face_number(SOURCE, face)}",
+                f"--text={used}",
+                "--flavor=woff2",
+                "--no-hinting",
+                "--layout-features=",
+                f"--output-file={font}",
+            ]
+        )
+        print(f"{font.relative_to(ROOT)}: {len(used)} characters, {font.stat().st_size:,} bytes")
 
 
 def check() -> int:
-    missing = characters() - covered(FONT)
-    if missing:
-        print(f"not in {FONT.name}: {''.join(sorted(missing))}; run scripts/subset_cjk_font.py")
-        return 1
-    return 0
+    status = 0
+    for _face, font, chars in fonts():
+        missing = chars - (covered(font) if font.exists() else set())
+        if missing:
+            print(f"not in {font.name}: {''.join(sorted(missing))}; run scripts/subset_cjk_font.py")
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

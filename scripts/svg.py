@@ -18,6 +18,8 @@ MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monosp
 # scripts/subset_cjk_font.py). Named first in a Chinese figure: its unicode-range holds only CJK characters,
 # so Latin letters still come from the fonts after it, and the Chinese is the same on every system.
 CJK = "'agentloop CJK'"
+# The zh-Hans figures' first: the SC subset (mainland glyph forms), then the TC one.
+CJK_SC = "'agentloop CJK SC', 'agentloop CJK'"
 TEXT = 14  # px: the body size of every label
 SMALL = 12  # px: the smallest size any label is drawn at
 HUES = ("a", "b", "c", "d", "e")  # blue, orange, green, red, grey
@@ -65,7 +67,9 @@ class Figure:
     height: int
     title: str  # what a screen reader says; the page's caption says it too
     parts: list[str] = field(default_factory=list)
-    language: str = "en"  # "zh-Hant": the labels are Chinese, drawn in the shipped CJK font
+    language: str = (
+        "en"  # "zh-Hant", "zh-Hans": the labels are Chinese, drawn in the shipped CJK font
+    )
 
     def add(self, svg: str) -> None:
         self.parts.append(svg)
@@ -134,9 +138,10 @@ class Figure:
     def svg(self) -> str:
         body = "\n".join(self.parts)
         english = self.language == "en"
+        cjk = CJK_SC if self.language == "zh-Hans" else CJK
         style = STYLE.format(
-            font=FONT if english else f"{CJK}, {FONT}",
-            mono=MONO if english else f"{CJK}, {MONO}",
+            font=FONT if english else f"{cjk}, {FONT}",
+            mono=MONO if english else f"{cjk}, {MONO}",
             text=TEXT,
             small=SMALL,
         )

@@ -8,6 +8,7 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,7 +21,11 @@ def hook(name: str):
     spec = importlib.util.spec_from_file_location(f"zh_front_{name}", DOCS / "hooks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(DOCS / "hooks"))  # as MkDocs loads a hook: `import editions` beside it
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(DOCS / "hooks"))
     return module
 
 
@@ -81,10 +86,12 @@ def test_the_terminology_table_is_the_terms_file_rendered():
     assert ("prefill", "預填") in rows and ("glossary", "術語表") in rows
     page = (DOCS / "glossary.zh-Hant.md").read_text("utf-8")
     assert page.count(terms.MARKER) == 1
-    rendered = terms.on_page_markdown(page, None, None, None)
+    # What the hook reads of the page: its path, which names its edition.
+    glossary = SimpleNamespace(file=SimpleNamespace(src_uri="glossary.zh-Hant.md"))
+    rendered = terms.on_page_markdown(page, glossary, None, None)
     assert terms.MARKER not in rendered and "## 術語對照表 {#terms}" in rendered
     for en, zh in rows:
         assert f"| {en} | {zh} |" in rendered
     assert "docs/hooks/terms.py" in (ROOT / "mkdocs.yml").read_text("utf-8")
-    with pytest.raises(ValueError, match="English<TAB>Chinese"):
+    with pytest.raises(ValueError, match="English<TAB>zh-Hant<TAB>zh-Hans"):
         terms.terms("prefill\n")

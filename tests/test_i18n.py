@@ -26,7 +26,9 @@ NODE = ROOT / "node_modules" / "node" / "bin" / "node"
 # The modules whose words go through the string table: every panel module but the table itself
 # (docs/assets/*.js and its folders panel/ and stages/, as the font's subsetter finds them).
 MODULES = [
-    p.relative_to(ASSETS).as_posix() for p in subset_cjk_font.modules() if p.name != "i18n.js"
+    p.relative_to(ASSETS).as_posix()
+    for p in subset_cjk_font.modules()
+    if p.name not in ("i18n.js", "i18n-zh-Hans.js")  # the table, and its generated zh-Hans
 ]
 # Literals that look like words but are not sentences for the reader: commands the notes quote as
 # code, HTTP header names and values, keyboard keys, selectors.
@@ -120,12 +122,15 @@ def prose(text: str) -> bool:
 
 
 def test_every_key_has_both_languages_with_the_same_placeholders(table):
-    assert table["langs"] == ["en", "zh-Hant"]
+    # zh-Hans is not written: i18n.js reads it from i18n-zh-Hans.js, generated (tests/test_zh_hans.py).
+    assert table["langs"] == ["en", "zh-Hant", "zh-Hans"]
     for key, entry in table["strings"].items():
-        assert set(entry) == {"en", "zh-Hant"}, key
-        en, zh = entry["en"], entry["zh-Hant"]
-        assert en.strip() and zh.strip(), key
-        assert sorted(re.findall(r"\{(\w+)\}", en)) == sorted(re.findall(r"\{(\w+)\}", zh)), key
+        assert set(entry) == {"en", "zh-Hant", "zh-Hans"}, key
+        en, zh, hans = entry["en"], entry["zh-Hant"], entry["zh-Hans"]
+        assert en.strip() and zh.strip() and hans.strip(), key
+        placeholders = sorted(re.findall(r"\{(\w+)\}", en))
+        assert placeholders == sorted(re.findall(r"\{(\w+)\}", zh)), key
+        assert placeholders == sorted(re.findall(r"\{(\w+)\}", hans)), key
 
 
 def test_every_key_a_module_asks_for_is_in_the_table(table):
@@ -177,6 +182,13 @@ def test_the_font_has_every_chinese_character_the_panels_can_show():
     missing = used - subset_cjk_font.covered(subset_cjk_font.FONT)
     assert not missing, f"run scripts/subset_cjk_font.py: {''.join(sorted(missing))}"
     assert subset_cjk_font.FONT.stat().st_size < 400_000  # a subset, not the whole font
+    # The zh-Hans edition's SC subset: every character of that edition (the same texts, converted).
+    used_sc = subset_cjk_font.characters_sc()
+    assert {"箱", "这", "们"} <= used_sc  # the table's 沙箱, and Simplified forms
+    missing = used_sc - subset_cjk_font.covered(subset_cjk_font.FONT_SC)
+    assert not missing, f"run scripts/subset_cjk_font.py: {''.join(sorted(missing))}"
+    assert subset_cjk_font.FONT_SC.stat().st_size < 400_000
+    assert subset_cjk_font.check() == 0
 
 
 def test_chinese_has_no_english_unit_and_no_stray_space_before_a_particle(table):

@@ -6,13 +6,14 @@ ones: tests/test_panel_design_browser.py)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
 import pytest
 
 from scripts import subset_cjk_font
-from tests.conftest import english, page_url, static_site
+from tests.conftest import build_book, english, page_url, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_LENGTH = 100
@@ -42,6 +43,12 @@ MEASURE = """(lineLength) => {
     }
     return {panels, listings};
 }"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The book with its zh-Hans edition too (ZH_HANS_PAGES below)."""
+    return build_book(tmp_path_factory.mktemp("book") / "site", AGENTLOOP_ZH_HANS="true")
 
 
 @pytest.fixture(scope="module")
@@ -85,13 +92,29 @@ def test_nothing_overflows_the_column_at_1280_px(base, browser, stem):
     page.close()
 
 
+# The zh-Hans edition (generated from zh-Hant, the same layout): a few pages, the ones its conversion was read on.
+ZH_HANS_PAGES = [
+    "",
+    "chapters/01-one-question/",
+    "chapters/08-prefill-decode/",
+    "chapters/13-sandbox/",
+    "glossary/",
+]
+
+
 def book_pages() -> list[str]:
-    """Every page of the navigation, as its address under a site's root, in both editions (the zh-Hant edition
-    has every page, the ones not translated yet in English)."""
+    """Every page of the navigation, as its address under a site's root, in both written editions (the zh-Hant
+    edition has every page, the ones not translated yet in English), and ZH_HANS_PAGES of the zh-Hans one."""
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     nav = re.findall(r"^  - (?:.*: )?([\w/.-]+\.md)$", config.split("\nnav:\n")[1], re.M)
     english = [page_url(name) for name in nav]
-    return english + [f"zh-Hant/{url}" for url in english]
+    assert set(ZH_HANS_PAGES) <= set(english)
+    return english + [f"zh-Hant/{url}" for url in english] + [f"zh-Hans/{u}" for u in ZH_HANS_PAGES]
+
+
+@functools.cache
+def font_glyphs(font: Path) -> set[str]:
+    return subset_cjk_font.covered(font)
 
 
 PAGE_OVERFLOW = """() => {
@@ -106,14 +129,20 @@ PAGE_OVERFLOW = """() => {
 # The page's Chinese, and whether the book's font is in the text's font stack and loads for it. (This machine has
 # fonts-noto-cjk, the subset's source, so Chromium needs the shipped font only where that is missing; the text's
 # characters are checked against the subset's own list of glyphs instead.)
-CJK_FONT = """async () => {
-    const text = document.body.innerText;
-    const cjk = [...new Set(text.match(/[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]/g) || [])];
-    const faces = await document.fonts.load('16px "agentloop CJK"', cjk.join(''));
+CJK_FONT = """async (face) => {
+    const han = (text) => [...new Set(text.match(/[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]/g) || [])];
+    const cjk = han(document.body.innerText);
+    // The page's own text: its article without the panels (whose select names every edition).
+    const article = document.querySelector('article').cloneNode(true);
+    article.querySelectorAll('.agentloop-panel, .agentloop-stage, select').forEach((e) => e.remove());
+    const faces = await document.fonts.load(`16px "${face}"`, cjk.join(''));
+    const stack = getComputedStyle(document.querySelector('.md-typeset')).fontFamily
+        .replaceAll('"', '').split(',').map((f) => f.trim());
     return {
-        stack: getComputedStyle(document.querySelector('.md-typeset')).fontFamily.includes('agentloop CJK'),
+        stack: stack.find((f) => f.startsWith('agentloop')) === face,
         loaded: faces.length === 1 && faces[0].status === 'loaded',
         cjk: cjk.join(''),
+        prose: han(article.textContent).join(''),
     };
 }"""
 
@@ -134,9 +163,22 @@ def test_every_page_of_both_editions_fits_1280_px_light_and_dark(base, browser, 
         found = page.evaluate(PAGE_OVERFLOW)
         assert found == {"page": 0, "wide": []}, (url, label, found)
         page.screenshot(path=str(ARTIFACTS / "editions" / f"{name}-{label}.png"), full_page=True)
-    if url.startswith("zh-Hant/"):
-        found = page.evaluate(CJK_FONT)
+    if url.startswith(("zh-Hant/", "zh-Hans/")):
+        # The zh-Hans edition in the SC subset (the mainland's glyph forms), named first.
+        sc = url.startswith("zh-Hans/")
+        face, font = (
+            ("agentloop CJK SC", subset_cjk_font.FONT_SC)
+            if sc
+            else ("agentloop CJK", subset_cjk_font.FONT)
+        )
+        found = page.evaluate(CJK_FONT, face)
         assert found["stack"] and found["loaded"] and found["cjk"], (url, found)
-        missing = set(found["cjk"]) - subset_cjk_font.covered(subset_cjk_font.FONT)
+        # Every character in the page's face; on a zh-Hans page, what is Traditional on it (the header's and the
+        # panels' names of the zh-Hant edition) falls back to the TC subset.
+        missing = set(found["prose"]) - font_glyphs(font)
+        if sc:
+            missing |= set(found["cjk"]) - font_glyphs(font) - font_glyphs(subset_cjk_font.FONT)
+        else:
+            missing |= set(found["cjk"]) - font_glyphs(font)
         assert not missing, f"{url}: not in the shipped font: {''.join(sorted(missing))}"
     page.close()

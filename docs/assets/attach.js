@@ -16,7 +16,7 @@
 
 import { pageToken, postJSON, probeServer } from "./api.js";
 import { el, fmtBytes, fmtInt, markdownDir, onEveryPage } from "./dom.js";
-import { pick, t, tableError } from "./i18n.js";
+import { pick, pickZh, t, tableError } from "./i18n.js";
 import { kindName } from "./model-facts.js";
 
 // The families' own names, as their makers write them (the server names a family by its key).
@@ -419,8 +419,8 @@ class MediaPanel {
   error(event) {
     const box = el("div", "al-error");
     box.append(el("div", null, event.message.en));
-    if (event.message.zh && event.message.zh !== event.message.en)
-      box.append(el("div", null, event.message.zh));
+    const zh = pickZh(event.message); // the reader's Chinese edition: zh-Hans where the server sent it
+    if (zh && zh !== event.message.en) box.append(el("div", null, zh));
     this.result.replaceChildren(box);
   }
 }

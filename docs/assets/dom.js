@@ -2,7 +2,7 @@
    textContent, never as HTML. Leaves out: templates, and any state (nothing here remembers anything
    between calls). */
 
-import { PREFIX as EDITION_PREFIX } from "./edition.js";
+import { editionOf } from "./edition.js";
 import { lang, langSwitch, t } from "./i18n.js";
 
 export function el(tag, cls, text) {
@@ -95,12 +95,12 @@ export function siteBase() {
 // The folder of the page's Markdown file, as a URL: "chapters/04-tokens/" (directory URLs) and
 // "chapters/04-tokens.html" both come from chapters/04-tokens.md, whose folder is "chapters/". Recordings
 // named in a page (data-replay) are relative to it. A zh-Hant page (zh-Hant/chapters/04-tokens/) comes
-// from chapters/04-tokens.zh-Hant.md, beside the English: the recordings are one set, at the root.
+// from chapters/04-tokens.zh-Hant.md, beside the English (a zh-Hans page under zh-Hans/ from the one generated
+// from it): the recordings are one set, at the root.
 export function markdownDir() {
   const base = siteBase();
   const here = location.href.split("#")[0].split("?")[0];
-  let rel = here.startsWith(base) ? here.slice(base.length) : "";
-  if (rel.startsWith(EDITION_PREFIX)) rel = rel.slice(EDITION_PREFIX.length);
+  let rel = editionOf(here.startsWith(base) ? here.slice(base.length) : "").rest;
   rel = rel.replace(/index\.html$/, "").replace(/\/$/, "");
   return new URL(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/") + 1) : "", base).href;
 }

@@ -1,19 +1,30 @@
-/* edition.js: the book's two editions, English at the site's root and Traditional Chinese under
-   zh-Hant/ (mkdocs-static-i18n's suffix structure: every page has the same path in both, and every
-   heading the same id). The header's language switch goes to the same page and the same section
-   (location.hash) in the other edition, with a full page load so the new page is wholly in its
+/* edition.js: the book's three editions, English at the site's root, Traditional Chinese under
+   zh-Hant/ and Simplified Chinese (generated from the Traditional at build time) under zh-Hans/
+   (mkdocs-static-i18n's suffix structure: every page has the same path in each, and every heading
+   the same id). The header's language switch goes to the same page and the same section
+   (location.hash) in the edition chosen, with a full page load so the new page is wholly in its
    language, and remembers the choice in localStorage "agentloop.lang", the key the panels' language
    selects write too: one choice. Panels start in the page's language (i18n.js asks pageLang()).
    Opening the site's root page from outside the book (no referrer from this site, no #section) goes
-   to the zh-Hant edition when the reader chose it before; a link to any other page opens that page,
+   to the Chinese edition the reader chose before; a link to any other page opens that page,
    in the language its address names. Before leaving a page that holds a live conversation, the
    switch lets the panels ask the reader (LEAVE_EVENT): a language switch never loses one silently. */
 
 export const LANG_KEY = "agentloop.lang";
 // Announced on window, cancelable, before the header's switch leaves the page for the other edition.
 export const LEAVE_EVENT = "agentloop-leave-edition";
-export const EDITIONS = ["en", "zh-Hant"];
-export const PREFIX = "zh-Hant/"; // where the zh-Hant edition lives, under the site's root
+export const EDITIONS = ["en", "zh-Hant", "zh-Hans"];
+// Where each edition lives, under the site's root.
+export const PREFIXES = { en: "", "zh-Hant": "zh-Hant/", "zh-Hans": "zh-Hans/" };
+
+// The edition whose folder `path` (under the site's root) starts with, and the path without it.
+export function editionOf(path) {
+  for (const lang of EDITIONS) {
+    const prefix = PREFIXES[lang];
+    if (prefix && path.startsWith(prefix)) return { lang, rest: path.slice(prefix.length) };
+  }
+  return { lang: "en", rest: path };
+}
 // Pages that exist in one edition only (the code's source pages): the other edition's home instead.
 const ENGLISH_ONLY = /^source\//;
 
@@ -21,16 +32,16 @@ const ENGLISH_ONLY = /^source\//;
 // address, unlike the page's, which Material's instant navigation changes without a reload.
 function siteRoot() {
   const editionRoot = new URL("../", import.meta.url);
-  return editionRoot.pathname.endsWith("/" + PREFIX) ? new URL("../", editionRoot) : editionRoot;
+  const inEdition = EDITIONS.some(
+    (lang) => PREFIXES[lang] && editionRoot.pathname.endsWith("/" + PREFIXES[lang]),
+  );
+  return inEdition ? new URL("../", editionRoot) : editionRoot;
 }
 
 // The page's path under the site's root, without the edition's prefix, and its edition.
 export function whereAmI(loc = globalThis.location) {
   const root = siteRoot().pathname;
-  let rest = loc.pathname.startsWith(root) ? loc.pathname.slice(root.length) : loc.pathname;
-  const zh = rest.startsWith(PREFIX);
-  if (zh) rest = rest.slice(PREFIX.length);
-  return { lang: zh ? "zh-Hant" : "en", rest };
+  return editionOf(loc.pathname.startsWith(root) ? loc.pathname.slice(root.length) : loc.pathname);
 }
 
 export function pageLang(loc = globalThis.location) {
@@ -41,7 +52,7 @@ export function pageLang(loc = globalThis.location) {
 export function addressIn(lang, loc = globalThis.location, hash = loc.hash) {
   const { rest } = whereAmI(loc);
   const path = ENGLISH_ONLY.test(rest) ? "" : rest;
-  const url = new URL((lang === "zh-Hant" ? PREFIX : "") + path, siteRoot());
+  const url = new URL((PREFIXES[lang] || "") + path, siteRoot());
   return url.href + (path ? loc.search + hash : "");
 }
 
@@ -113,7 +124,8 @@ function fromOutside() {
 if (typeof document !== "undefined" && window.location.protocol !== "file:") {
   const here = whereAmI();
   if (here.lang === "en" && here.rest === "" && !window.location.hash && fromOutside()) {
-    if (remembered() === "zh-Hant") window.location.replace(addressIn("zh-Hant"));
+    const chosen = remembered();
+    if (chosen && chosen !== "en") window.location.replace(addressIn(chosen));
   }
   window.addEventListener("click", onSwitch, true);
   const point = () => pointSwitch();

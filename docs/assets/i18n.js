@@ -1,9 +1,10 @@
-/* i18n.js: every string the panels show, in English and Traditional Chinese, and the reader's
-   choice between them. A panel module writes no words of its own: it asks t("key", {vars}) and gets
+/* i18n.js: every string the panels show, in English and Traditional Chinese (and Simplified Chinese,
+   generated from the Traditional: i18n-zh-Hans.js), and the reader's choice between them. A panel module writes no words of its own: it asks t("key", {vars}) and gets
    the text in the language chosen, with {name} filled from vars. The choice is remembered in
-   localStorage under "agentloop.lang" ("en" or "zh-Hant"), and a change is announced on window as
+   localStorage under "agentloop.lang" ("en", "zh-Hant" or "zh-Hans"), and a change is announced on window as
    the "agentloop-lang" event, so every panel on the page draws itself again. Texts that come with
-   both languages already (the server's errors and descriptions, {en, zh}) go through pick().
+   both languages already (the server's errors and descriptions, {en, zh}, with "zh-Hans" beside zh
+   where the server converted it) go through pick().
    Chinese is drawn with the subsetted Noto Sans CJK TC the book ships (docs/assets/fonts/, made by
    scripts/subset_cjk_font.py from these strings), since a browser without CJK fonts would show
    boxes. Leaves out: plural rules beyond "one" and "other", and any
@@ -14,10 +15,11 @@
    header's switch. Both write the one remembered choice, "agentloop.lang". */
 
 import { LANG_KEY, EDITIONS, pageLang } from "./edition.js";
+import { ZH_HANS } from "./i18n-zh-Hans.js";
 
 export { LANG_KEY };
 export const LANGS = EDITIONS;
-export const LANG_NAMES = { en: "English", "zh-Hant": "中文（繁體）" };
+export const LANG_NAMES = { en: "English", "zh-Hant": "中文（繁體）", "zh-Hans": "中文（简体）" };
 
 // key -> {en, "zh-Hant"}. A key names where the text is used; {name} is filled from t()'s vars.
 export const STRINGS = {
@@ -698,6 +700,10 @@ export const STRINGS = {
   "k.ms": { en: "ms", "zh-Hant": "毫秒" },
 };
 
+// Each key's zh-Hans: its zh-Hant through the book's conversion (scripts/zh_hans_assets.py writes the file;
+// tests/test_zh_hans.py fails when it is stale), never written here.
+for (const [key, text] of Object.entries(ZH_HANS)) if (STRINGS[key]) STRINGS[key]["zh-Hans"] = text;
+
 let current = null;
 
 // The panels' language: the page's (its edition), until a panel's select changes it on this page.
@@ -755,16 +761,30 @@ export function translate(key, vars, code) {
 export function tableError(key, vars) {
   return {
     type: "error",
-    message: { en: translate(key, vars, "en"), zh: translate(key, vars, "zh-Hant") },
+    message: {
+      en: translate(key, vars, "en"),
+      zh: translate(key, vars, "zh-Hant"),
+      "zh-Hans": translate(key, vars, "zh-Hans"),
+    },
   };
 }
 
 // A text the server sent in both languages, {en, zh}: the one the reader chose (the other when it
-// is missing). A plain string is itself.
+// is missing). The server adds "zh-Hans" (zh converted) to each; a recording made before it has only
+// zh, which a zh-Hans reader is shown rather than nothing. A plain string is itself.
 export function pick(message) {
   if (!message || typeof message !== "object") return message == null ? "" : String(message);
-  const zh = lang() === "zh-Hant";
-  return (zh ? message.zh || message["zh-Hant"] : message.en) || message.en || message.zh || "";
+  const chosen = lang();
+  const zh = message.zh || message["zh-Hant"];
+  const text = chosen === "en" ? message.en : chosen === "zh-Hans" ? message["zh-Hans"] || zh : zh;
+  return text || message.en || zh || "";
+}
+
+// The Chinese of a {en, zh} text in the chosen Chinese edition (zh-Hans where the server sent it).
+export function pickZh(message) {
+  if (!message || typeof message !== "object") return "";
+  const zh = message.zh || message["zh-Hant"] || "";
+  return lang() === "zh-Hans" ? message["zh-Hans"] || zh : zh;
 }
 
 // The lang attribute for text in the chosen language.

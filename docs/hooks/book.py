@@ -6,7 +6,8 @@ on_page_markdown   check the page (chapter links, figure, exercises, terms befor
 on_page_content    inline each figure's SVG, so that it takes the page's colours in light and dark; keep a
                    term's hover on its first appearance only
 
-In the zh-Hant edition (mkdocs-static-i18n's second build, docs/hooks/editions.py names it): the hover text comes
+In a Chinese edition (zh-Hant, mkdocs-static-i18n's second build, and zh-Hans, generated from it; docs/hooks/editions.py
+names them): the hover text comes
 from glossary.zh-Hant.md (on the Chinese spelling and on the English one written beside it at first use), a
 figure is drawn from NAME.zh-Hant.svg where it exists, a translated page is checked by the Chinese reading of the
 rules (conventions.py), and the API reference lists no module again: its entries are the code's English
@@ -55,9 +56,11 @@ API_IN_ENGLISH = (
 
 def _glossary(docs: Path, lang: str) -> tuple[list, list[str]]:
     path = docs / ("glossary.md" if lang == editions.DEFAULT else f"glossary.{lang}.md")
-    if not path.exists():
+    try:
+        text = editions.read(path)  # the zh-Hans glossary is the zh-Hant one, converted
+    except FileNotFoundError:
         return [], []
-    return conventions.parse_glossary(path.read_text(encoding="utf-8"), f"docs/{path.name}")
+    return conventions.parse_glossary(text, f"docs/{path.name}")
 
 
 def _hover(docs: Path, lang: str, terms: list) -> dict[str, str]:

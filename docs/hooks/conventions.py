@@ -48,7 +48,10 @@ HTML_TAG = re.compile(r"<[^>\n]*>")
 PLAIN_CHAPTER = re.compile(r"\b[Cc]hapters?\s+(?:\d+|\x00(?:,\s*|\s+(?:and|or|to)\s+)\d+)")
 # 「第 8 章」: the Chinese for "chapter 8", where a link should be (「第 [8](08-….md) 章」 is one).
 PLAIN_CHAPTER_ZH = re.compile(r"第\s*\d+\s*章")
-ZH = "zh-Hant"
+ZH = (
+    "zh-Hant",
+    "zh-Hans",
+)  # the Chinese editions: zh-Hans is zh-Hant converted, held to the same rules
 FIGURE = re.compile(r"^\s*!\[[^\]]+\]\((?:\.\./)*assets/figures/[\w.-]+\.svg\)\s*$", re.M)
 GLOSSARY_HEADING = re.compile(r"^## (?P<term>.+?) \{#(?P<id>[\w-]+)\}\s*$")
 EXPLAINED = re.compile(r"Explained in \[chapter (?P<n>\d+)\]\(")
@@ -150,7 +153,7 @@ def plain_chapter_references(markdown: str, where: str, lang: str = "en") -> lis
                 f"{where}:{number}: {m[0]!r} is plain text: write it as a link, "
                 "e.g. [chapter 8](08-prefill-decode.md)"
             )
-        if lang == ZH:
+        if lang in ZH:
             for m in PLAIN_CHAPTER_ZH.finditer(squeezed):
                 errors.append(
                     f"{where}:{number}: {m[0]!r} is plain text: write it as a link, "
@@ -226,7 +229,8 @@ def check_page(
 ) -> list[str]:
     """Every convention that applies to the page at `src_uri` (a path inside docs/), written in `lang`."""
     # A translation is held to its English page's rules.
-    src_uri = src_uri.replace(f".{ZH}.md", ".md")
+    for zh in ZH:
+        src_uri = src_uri.replace(f".{zh}.md", ".md")
     if src_uri.startswith(("assets/", "source/")) or src_uri in ("reference.md", "glossary.md"):
         return []
     errors = plain_chapter_references(markdown, where, lang)
@@ -235,7 +239,7 @@ def check_page(
     chapter = chapter_number(src_uri)
     glossary = posixpath.relpath("glossary.md", posixpath.dirname(src_uri) or ".")
     # In Chinese, the glossary links are the English page's (see the module's docstring).
-    if lang != ZH:
+    if lang not in ZH:
         errors += terms_before_their_chapter(markdown, where, chapter or 0, terms, glossary)
     if chapter is not None:
         errors += figure_and_exercises(markdown, where)

@@ -6,12 +6,16 @@ images, headings (level and anchor id), tabs, exercises — and compares them, s
 that drifted. It also reads the translation's `source_blob` (the git blob hash of the English file it was
 written from), so a translation whose English page changed since is reported as stale.
 
+The zh-Hans edition is not written: its pages are the zh-Hant ones through agentloop/zh_hans.py, made at build
+time (docs/hooks/zh_hans_pages.py), and held to the same kept parts, so a conversion that touched one fails too.
+
 Run on one page: `python docs/hooks/editions.py docs/chapters/05-tools.md` prints what differs, else OK.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 import sys
 from dataclasses import dataclass
@@ -19,7 +23,10 @@ from pathlib import Path
 
 from markdown.extensions.toc import slugify
 
-LANG = "zh-Hant"
+LANG = "zh-Hant"  # the translated edition, written by hand
+# The editions made from another one at build time, never committed: zh-Hans from zh-Hant.
+GENERATED = {"zh-Hans": LANG}
+LANGS = (LANG, *GENERATED)  # every edition beside the English
 DEFAULT = "en"  # the edition every other one follows, built at the site's root
 FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 FENCE = re.compile(r"^(\s*)(```|~~~)")
@@ -30,15 +37,53 @@ EXERCISE_ANSWER = re.compile(r"^\s*\?\?\?\+? note ")
 HTML_LINE = re.compile(r"^\s*</?[a-zA-Z][^>]*>")
 
 
-def translation_of(english: Path) -> Path:
-    """docs/chapters/05-tools.md -> docs/chapters/05-tools.zh-Hant.md"""
-    return english.with_name(f"{english.stem}.{LANG}.md")
+def translation_of(english: Path, lang: str = LANG) -> Path:
+    """docs/chapters/05-tools.md -> docs/chapters/05-tools.zh-Hant.md (or .zh-Hans.md)"""
+    return english.with_name(f"{english.stem}.{lang}.md")
 
 
 def english_of(src_uri: str) -> str:
     """chapters/05-tools.zh-Hant.md -> chapters/05-tools.md (an English path is itself)."""
-    suffix = f".{LANG}.md"
-    return src_uri[: -len(suffix)] + ".md" if src_uri.endswith(suffix) else src_uri
+    for lang in LANGS:
+        suffix = f".{lang}.md"
+        if src_uri.endswith(suffix):
+            return src_uri[: -len(suffix)] + ".md"
+    return src_uri
+
+
+def lang_of(src_uri: str) -> str:
+    """The edition a page's path names: chapters/05-tools.zh-Hans.md -> zh-Hans."""
+    return next((lang for lang in LANGS if src_uri.endswith(f".{lang}.md")), DEFAULT)
+
+
+def converter():
+    """agentloop/zh_hans.py (zh-Hant to zh-Hans), loaded from this checkout: the installed agentloop may be
+    another checkout's."""
+    name = "agentloop_book_zh_hans"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[2] / "agentloop" / "zh_hans.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_generated: dict[str, str] = {}
+
+
+def read(path: Path) -> str:
+    """A page's text: the file, or for a generated edition's page (05-tools.zh-Hans.md, no file), its source
+    page (05-tools.zh-Hant.md) converted. Converted once per source text."""
+    for lang, source_lang in GENERATED.items():
+        suffix = f".{lang}.md"
+        if path.name.endswith(suffix) and not path.is_file():
+            source = path.with_name(path.name[: -len(suffix)] + f".{source_lang}.md")
+            text = source.read_text(encoding="utf-8")
+            if text not in _generated:
+                _generated[text] = converter().convert_markdown(text)
+            return _generated[text]
+    return path.read_text(encoding="utf-8")
 
 
 def edition(config) -> str:
@@ -129,24 +174,23 @@ def differences(english_text: str, translated_text: str) -> list[str]:
 
 
 def stale(english: Path) -> bool:
-    """True when the English page changed after the translation was written from it."""
+    """True when the English page changed after the translation was written from it (the zh-Hans page, made
+    from the zh-Hant one, carries its source_blob and is stale with it)."""
     recorded = front_matter(translation_of(english).read_text(encoding="utf-8")).get("source_blob")
     return recorded != git_blob(english.read_bytes())
 
 
 def main(argv: list[str]) -> int:
     status = 0
-    for name in argv:
+    for name, lang in ((n, lang) for n in argv for lang in LANGS):
         english = Path(name)
-        translated = translation_of(english)
-        if not translated.exists():
+        translated = translation_of(english, lang)
+        if not translation_of(english).exists():
             print(f"{english}: no {translated.name}")
             status = 1
             continue
-        problems = differences(
-            english.read_text(encoding="utf-8"), translated.read_text(encoding="utf-8")
-        )
-        if stale(english):
+        problems = differences(english.read_text(encoding="utf-8"), read(translated))
+        if lang == LANG and stale(english):
             problems.append("stale: source_blob is not the English file's `git hash-object`")
         for problem in problems:
             print(f"{translated}: {problem}")

@@ -1,22 +1,25 @@
-"""MkDocs hook that keeps the two editions in step (the comparison itself is docs/hooks/editions.py).
+"""MkDocs hook that keeps the editions in step (the comparison itself is docs/hooks/editions.py).
 
 on_files           once per build, in the English edition's build: every page of the navigation has its
                    zh-Hant page, or is listed in mkdocs.yml under `extra.untranslated` (a list that must shrink
                    to empty; a listed page that is translated fails too); a translation's kept parts (quotes, code,
-                   panels, links, headings, tabs, exercises) are the English page's; a zh-Hant page without an
-                   English page fails. Each failure is a warning, so the strict build stops and names the page.
+                   panels, links, headings, tabs, exercises) are the English page's, in the zh-Hant page and in
+                   the zh-Hans page generated from it; a zh-Hant page without an English page fails, and so
+                   does a committed zh-Hans page (that edition is made at build time: zh_hans_pages.py).
+                   Each failure is a warning, so the strict build stops and names the page.
                    A stale translation (its English page changed after its `source_blob`) is reported, listing
                    the pages, and does not fail the build: an English correction must not wait for a translator,
                    and whatever a reader could be misled by (code, panels, numbers of exercises, headings, links)
                    is held to the English page by the check above whether or not the page is stale.
-on_nav             in the zh-Hant build, a translated page's navigation title is its own title (its `# ` line,
-                   without the anchor and the English in parentheses beside a term), so the two cannot disagree;
-                   mkdocs.yml's nav_translations name the pages not translated yet.
-on_page_markdown   on a zh-Hant page, a short note under the title: its English page changed since the
-                   translation (stale), or the page is not translated yet (the English text is shown). A page not
-                   translated yet is kept out of search in the zh-Hant build: the one search index of the site
-                   has its English text already, from the English build (it is the costliest step of a page).
-on_post_build      in the zh-Hant build, the edition's own sitemap.xml: Material's instant navigation fetches
+on_nav             in a Chinese build (zh-Hant, zh-Hans), a translated page's navigation title is its own title
+                   (its `# ` line, without the anchor and the English in parentheses beside a term), so the
+                   two cannot disagree; mkdocs.yml's nav_translations name the pages not translated yet.
+on_page_markdown   on a Chinese page, a short note under the title (converted on a zh-Hans page): its English
+                   page changed since the translation (stale), or the page is not translated yet (the English
+                   text is shown). A page not translated yet is kept out of search in a Chinese build: the
+                   one search index of the site has its English text already, from the English build (it is
+                   the costliest step of a page).
+on_post_build      in a Chinese build, the edition's own sitemap.xml: Material's instant navigation fetches
                    sitemap.xml under the edition's root (/zh-Hant/sitemap.xml), which the plugin does not write;
                    it is the site's sitemap with each entry's address and its zh-Hant alternate swapped.
 """
@@ -54,7 +57,8 @@ def nav_pages(nav) -> list[str]:
 
 
 def check(docs: Path, pages: list[str], untranslated: list[str]) -> tuple[list[str], list[str]]:
-    """(errors, stale pages) for the English `pages` of docs/ and the zh-Hant edition beside them."""
+    """(errors, stale pages) for the English `pages` of docs/ and the editions beside them: the zh-Hant pages
+    written, and the zh-Hans pages generated from them (a conversion that changed a kept part fails here)."""
     errors: list[str] = []
     stale: list[str] = []
     lang = editions.LANG
@@ -78,20 +82,29 @@ def check(docs: Path, pages: list[str], untranslated: list[str]) -> tuple[list[s
             errors.append(
                 f"{shown} exists: remove {name} from extra.untranslated.{lang} in mkdocs.yml"
             )
-        problems = editions.differences(
-            english.read_text(encoding="utf-8"), translated.read_text(encoding="utf-8")
-        )
-        for problem in problems:
-            errors.append(f"{shown} is not in step with docs/{name}: {problem}")
+        english_text = english.read_text(encoding="utf-8")
+        for edition in editions.LANGS:
+            page = editions.translation_of(english, edition)
+            where = f"docs/{posixpath.join(posixpath.dirname(name), page.name)}"
+            if edition in editions.GENERATED:
+                where += f" (generated from {shown})"
+            for problem in editions.differences(english_text, editions.read(page)):
+                errors.append(f"{where} is not in step with docs/{name}: {problem}")
         if "source_blob" in editions.front_matter(translated.read_text(encoding="utf-8")):
             if editions.stale(english):
                 stale.append(name)
-    for translated in sorted(docs.rglob(f"*.{lang}.md")):
-        name = editions.english_of(translated.relative_to(docs).as_posix())
-        if name not in pages:
-            errors.append(
-                f"docs/{translated.relative_to(docs).as_posix()} translates no page of the book"
-            )
+    for edition in editions.LANGS:
+        for translated in sorted(docs.rglob(f"*.{edition}.md")):
+            shown = f"docs/{translated.relative_to(docs).as_posix()}"
+            if edition in editions.GENERATED:
+                errors.append(
+                    f"{shown} is made at build time from its {editions.GENERATED[edition]} page: "
+                    "remove the file"
+                )
+                continue
+            name = editions.english_of(translated.relative_to(docs).as_posix())
+            if name not in pages:
+                errors.append(f"{shown} translates no page of the book")
     return errors, stale
 
 
@@ -132,8 +145,8 @@ def on_nav(nav, config, files):
     if editions.edition(config) == editions.DEFAULT:
         return nav
     for page in nav.pages:
-        if page.file.src_uri != editions.english_of(page.file.src_uri) and page.file.abs_src_path:
-            title = nav_title(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
+        if page.file.src_uri != editions.english_of(page.file.src_uri):
+            title = nav_title(editions.read(Path(config.docs_dir) / page.file.src_uri))
             if title:
                 page.title = title
     return nav
@@ -156,6 +169,8 @@ def on_page_markdown(markdown, page, config, files):
         note = None
     if note is None:
         return markdown
+    if editions.edition(config) in editions.GENERATED:
+        note = editions.converter().convert_markdown(note)
     lines = markdown.split("\n")
     title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
     lines.insert(title + 1, "\n" + note)

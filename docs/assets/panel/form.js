@@ -13,7 +13,7 @@
 import { attachControl } from "../attach.js";
 import { el } from "../dom.js";
 import { harnessControls } from "../harness.js";
-import { lang, pick, t } from "../i18n.js";
+import { lang, pick, pickZh, t } from "../i18n.js";
 import { nextNote, PACES, paceControl, paceName } from "../pace.js";
 import { rememberedSettings, rememberSettings, toolsChecklist } from "../settings.js";
 import { serverStatus } from "../status.js";
@@ -182,7 +182,7 @@ function examplesList(ex, use) {
     const group = el("span", "al-example-kind");
     group.append(el("span", "al-example-kind-name", kind in KINDS ? t(KINDS[kind]) : kind));
     for (const q of items) {
-      const words = (x) => (lang() === "zh-Hant" && x.zh ? x.zh : x.en);
+      const words = (x) => (lang() !== "en" && x.zh ? pickZh(x) : x.en);
       const text = words(q);
       const first = q.after && typeof q.after.en === "string" ? words(q.after) : null;
       const b = button("al-example", first ? `${first} → ${text}` : text);
