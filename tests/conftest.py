@@ -198,12 +198,9 @@ def fake_hub(fake_hub_repos, monkeypatch):
 
 
 def build_book(site: Path, **env: str) -> Path:
-    """The book built strictly into `site` (extra environment variables for mkdocs.yml, e.g. SITE_URL). Not
-    with -q: mkdocs then drops its warnings before --strict counts them, and a bad page builds. Without the
-    zh-Hans edition unless `AGENTLOOP_ZH_HANS="true"` is given: it is the zh-Hant one converted (its checks run
-    in every build all the same, docs/hooks/editions_in_step.py), and most modules read none of its pages;
-    tests/test_layout.py and tests/test_editions.py build it."""
-    env = {"AGENTLOOP_ZH_HANS": "false", **env}
+    """The book built strictly into `site` (extra environment variables for mkdocs.yml, e.g. SITE_URL), every
+    edition, as `make book` builds it. Not with -q: mkdocs then drops its warnings before --strict counts them, and
+    a bad page builds."""
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=Path(__file__).resolve().parent.parent,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scripts import subset_cjk_font
-from tests.conftest import build_book, english, page_url, static_site
+from tests.conftest import english, page_url, static_site
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_LENGTH = 100
@@ -43,12 +43,6 @@ MEASURE = """(lineLength) => {
     }
     return {panels, listings};
 }"""
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The book with its zh-Hans edition too (ZH_HANS_PAGES below)."""
-    return build_book(tmp_path_factory.mktemp("book") / "site", AGENTLOOP_ZH_HANS="true")
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ agentloop/zh_hans.py (OpenCC's tw2sp with the project's table, every kept part b
 every build (docs/hooks/editions.py's read()), so the two Chinese editions cannot drift. The zh-Hant page is the
 authoritative one.
 
-on_config    a build without the edition (its `build` off: AGENTLOOP_ZH_HANS=false, the tests' builds that read
-             none of it) offers no link to it in the header: Material would fetch its sitemap.xml, a 404.
+on_config    a build without the edition (its `build` off: AGENTLOOP_ZH_HANS=false, for an author who wants a
+             faster build) offers no link to it in the header: Material would fetch its sitemap.xml, a 404.
 on_files     (before mkdocs-static-i18n's, priority -100) adds `X.zh-Hans.md` beside each `X.zh-Hant.md` as a
              page of docs/: the plugin takes only files under docs_dir as pages of an edition. It exists only in
              memory.
