@@ -63,10 +63,11 @@ SETS = {
     "held-out phrasings": HELD_OUT_TARGETS,
     "reader questions": HELD_OUT_TARGETS,
     "sorts largest first": HELD_OUT_TARGETS,
-    "held-out phrasings through pi": PI_TARGETS,
 }
-# Issue 41's conversation sets (evaluate_sessions.py), each with its held-out part: n // 4 conversations each.
-ALL_SETS = {**SETS, **CONVERSATION_SETS}
+# Issue 41's conversation sets (evaluate_sessions.py), each with its held-out part: n // 4 conversations each;
+# issue 42's set through real pi, n // 4 questions (each starts pi).
+PI_SETS = {"held-out phrasings through pi": PI_TARGETS}
+ALL_SETS = {**SETS, **CONVERSATION_SETS, **PI_SETS}
 RATIOS = ("mtp_tokens_per_forward",)  # figures that are a ratio of sums, not a share of questions
 
 
@@ -202,6 +203,11 @@ def evaluate(
     return tally
 
 
+def loop_for(set_name: str) -> Loop:
+    """The loop a set's questions go through."""
+    return THROUGH_PI if set_name in PI_SETS else BUILT_IN
+
+
 def has_drafter(llm) -> bool:
     """Whether the model's MTP drafter is on disk beside it (agent-gemma4-assistant beside agent-gemma4)."""
     return llm.drafter_id() is not None and Path(llm.drafter_id()).is_dir()
@@ -244,7 +250,7 @@ def measure(
             mtp=has_drafter(llm) and name == "training templates",
             sampled_too=name == "training templates",
             log=log,
-            loop=THROUGH_PI if name.endswith("through pi") else BUILT_IN,
+            loop=loop_for(name),
         )
     return out
 
