@@ -26,7 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TERMS = ROOT / "docs" / "hooks" / "terms.zh-Hant.tsv"
 OVERRIDES = ROOT / "docs" / "hooks" / "zh-Hans.overrides.tsv"
-HOLD = 0xE000  # the first private-use character: a held phrase's place while OpenCC runs
+# The private-use characters: a held phrase's place while OpenCC runs.
+HOLD, LAST_HOLD = 0xE000, 0xF8FF
+PRIVATE_USE = re.compile("([\ue000-\uf8ff])")
 
 # In a prose line, what stays byte for byte: code spans, link targets, attribute lists and heading ids,
 # inline HTML tags, addresses.
@@ -82,18 +84,24 @@ def _pattern() -> re.Pattern | None:
 
 
 def convert(text: str) -> str:
-    """Plain text (a panel string, a server message, a label) in zh-Hans, quotation marks the mainland's."""
+    """Plain text (a panel string, a server message, a label) in zh-Hans, quotation marks the mainland's.
+    Private-use characters already in the text (a server message may quote anything a request held) pass
+    through as they are: the held phrases' places are private-use characters too."""
     if not text or not any("\u3000" <= c <= "\uffff" for c in text):
         return text
+    if PRIVATE_USE.search(text):
+        return "".join(p if i % 2 else convert(p) for i, p in enumerate(PRIVATE_USE.split(text)))
     held: list[str] = []
 
     def hold(match: re.Match) -> str:
+        if len(held) > LAST_HOLD - HOLD:
+            return match.group(0)  # no place left: OpenCC converts the phrase as it would alone
         held.append(table()[match.group(0)])
         return chr(HOLD + len(held) - 1)
 
     pattern = _pattern()
     out = opencc_only(pattern.sub(hold, text) if pattern else text)
-    return re.sub("[\ue000-\uf8ff]", lambda m: held[ord(m.group(0)) - HOLD], out).translate(QUOTES)
+    return PRIVATE_USE.sub(lambda m: held[ord(m.group(0)) - HOLD], out).translate(QUOTES)
 
 
 def convert_prose(line: str) -> str:

@@ -142,6 +142,16 @@ def test_each_bilingual_text_the_server_sends_gets_its_zh_hans():
     assert "zh-Hans" not in event["message"]  # the event kept in the log is not changed
 
 
+def test_private_use_characters_a_message_quotes_pass_through():
+    # The held phrases' places are private-use characters; a message may quote any a request held (the fuzz
+    # test's request made the server answer 500 here).
+    from agentloop.zh_hans import convert
+
+    assert convert("伺服器發生錯誤：\ue000\uf8ff 沙盒") == "服务器发生错误：\ue000\uf8ff 沙箱"
+    # More phrases than places: the rest are OpenCC's alone.
+    assert convert("沙盒" * 7000).startswith("沙箱")
+
+
 def test_a_live_error_and_status_come_with_zh_hans(tmp_path):
     """The real server, no model (nothing loads): its status's error and a refusal carry zh-Hans, Simplified."""
     from demo_server.app import create_app
