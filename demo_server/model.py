@@ -83,7 +83,7 @@ class CurrentModel:
                 "busy": self.run is not None or self.starting,
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,
-                "defaults": defaults(b) if b else None,
+                "defaults": defaults(b),
                 "tools": harness_tools(),
                 "pi_tools": pi_own_tools(),
                 # A run's MTP switch: offered where a drafter runs here (transformers); on a vLLM server MTP
@@ -410,8 +410,9 @@ def pi_own_tools() -> list[dict]:
 
 
 def defaults(backend) -> dict:
-    """What a run gets for a field not sent: run_settings with nothing given."""
-    d = asdict(run_settings(backend.sampling_defaults))
+    """What a run gets for a field not sent: run_settings with nothing given; with no model loaded, what a run
+    of pi's own model gets (Sampling()'s), so a live form still starts with the book's tools ticked."""
+    d = asdict(run_settings(backend.sampling_defaults if backend else Sampling()))
     d["tools"] = list(d["tools"])
     return d
 

@@ -331,7 +331,8 @@ class Status(BaseModel):
     loading: bool
     loading_model: str | None
     defaults: dict[str, Any] | None = Field(
-        description="RunSettings' defaults, with the checkpoint's sampling."
+        description="RunSettings' defaults, with the checkpoint's sampling (with no model loaded, "
+        "RunSettings' own: what a run of pi's own model gets)."
     )
     tools: list[ToolInfo] = Field(
         description="The tools the harness can give the model (settings.tools "

@@ -150,7 +150,9 @@ def test_the_server_runs_pis_own_model_with_no_model_of_its_own(pi_home, monkeyp
     monkeypatch.setenv(LOGINS_SWITCH, "1")
     with demo_server(tmp_path / "site", model="no-such-model", device="cpu") as server:
         client = Client(server.url)
-        assert client.status()["model"] is None
+        status = client.status()
+        # No model, but a run's defaults all the same: a live form starts from them (the book's tool ticked).
+        assert status["model"] is None and status["defaults"]["tools"] == ["run_python"]
         run_id = client.start_run(
             "Say it from bash.",
             {"harness": "pi", "pi_model": "standin/stand-in", "auto_approve": True},
@@ -170,14 +172,13 @@ def test_chapter_16_goes_live_with_no_model_loaded_and_runs_pis_own(
     with demo_server(site, model="no-such-model", device="cpu") as server:
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.goto(f"{server.url}/chapters/16-pi/")
-        pi = page.locator(".al-side-by-side").first.locator(".agentloop-panel").nth(1)
+        # pi's own loop, its own tools (the second pair's left panel), the live form's tools ticked as a run
+        # gets them with no model loaded (status.defaults).
+        pi = page.locator(".al-side-by-side").nth(1).locator(".agentloop-panel").first
         pi.locator("button.al-run").wait_for(timeout=20000)  # live, though nothing is loaded
         pi.get_by_text("no model is loaded").first.wait_for(timeout=20000)
-        page.wait_for_function(
-            "[...document.querySelectorAll('select.al-pi-model-select option')]"
-            ".some(o => o.value === 'standin/stand-in')",
-            timeout=30000,
-        )
+        option = pi.locator("select.al-pi-model-select option[value='standin/stand-in']")
+        option.wait_for(state="attached", timeout=30000)  # pi's own models, asked once pi is picked
         pi.locator("select.al-pi-model-select").select_option("standin/stand-in")
         pi.locator("textarea").fill("Say it from bash.")
         pi.locator("button.al-run").click()
