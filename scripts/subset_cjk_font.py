@@ -10,7 +10,8 @@ texts the server sends (demo_server/ and agentloop/, e.g. errors and model descr
 model folders' examples.json, and in the zh-Hant edition: its pages (docs/**/*.zh-Hant.md), its
 figures (*.zh-Hant.svg), its navigation titles (mkdocs.yml), the notes the build adds (docs/hooks/)
 and the theme's own words in Traditional Chinese (Material's zh-Hant language partial). The source is Debian's fonts-noto-cjk
-(`apt-get install fonts-noto-cjk`); pyftsubset (fontTools, with brotli for WOFF2) does the cut.
+(`apt-get install fonts-noto-cjk`); pyftsubset (fontTools, with brotli for WOFF2) does the cut. The fonts' license,
+the SIL Open Font License 1.1, travels with them in docs/assets/fonts/OFL.txt.
 
 The zh-Hans edition is drawn in Noto Sans CJK SC (its glyphs are the mainland's forms; TC's differ in many common
 characters): a second subset, of every character that edition can show, all of the texts above through the
