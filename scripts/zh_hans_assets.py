@@ -30,12 +30,11 @@ HEAD = (
 )
 
 
-def zh_hant_strings() -> dict[str, str]:
-    """key -> zh-Hant text of i18n.js's STRINGS, as the browser's module has it."""
+def i18n_table() -> dict:
+    """i18n.js's STRINGS and LANGS as the browser's module has them: {"strings": …, "langs": …}."""
     script = (
         "const m = await import(process.argv[1]);"
-        "const out = {}; for (const [k, v] of Object.entries(m.STRINGS)) out[k] = v['zh-Hant'];"
-        "process.stdout.write(JSON.stringify(out));"
+        "process.stdout.write(JSON.stringify({strings: m.STRINGS, langs: m.LANGS}));"
     )
     run = subprocess.run(
         [str(NODE), "--input-type=module", "-e", script, (ASSETS / "i18n.js").as_uri()],
@@ -45,6 +44,11 @@ def zh_hant_strings() -> dict[str, str]:
         timeout=60,
     )
     return json.loads(run.stdout)
+
+
+def zh_hant_strings() -> dict[str, str]:
+    """key -> zh-Hant text of i18n.js's STRINGS."""
+    return {k: t["zh-Hant"] for k, t in i18n_table()["strings"].items() if "zh-Hant" in t}
 
 
 def module() -> str:

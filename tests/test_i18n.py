@@ -11,14 +11,12 @@ tests/test_panel_design_browser.py and tests/test_chapter7_browser.py.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from scripts import subset_cjk_font
+from scripts import subset_cjk_font, zh_hans_assets
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "docs" / "assets"
@@ -54,18 +52,7 @@ FIELD_REFERENCE = re.compile(r"(config\.json|text_config\.|generation_config)")
 
 @pytest.fixture(scope="module")
 def table() -> dict:
-    script = (
-        "const m = await import(process.argv[1]);"
-        "process.stdout.write(JSON.stringify({strings: m.STRINGS, langs: m.LANGS}));"
-    )
-    out = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", script, (ASSETS / "i18n.js").as_uri()],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return json.loads(out.stdout)
+    return zh_hans_assets.i18n_table()
 
 
 def literals(source: str) -> list[str]:
