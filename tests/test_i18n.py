@@ -20,7 +20,6 @@ from scripts import subset_cjk_font, zh_hans_assets
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "docs" / "assets"
-NODE = ROOT / "node_modules" / "node" / "bin" / "node"
 # The modules whose words go through the string table: every panel module but the table itself
 # (docs/assets/*.js and its folders panel/ and stages/, as the font's subsetter finds them).
 MODULES = [
