@@ -405,7 +405,7 @@ def test_a_zh_page_replays_the_one_set_of_recordings(base, browser):
     page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
     page.goto(f"{base}/zh-Hant/chapters/04-tokens/")
     page.wait_for_function(
-        "document.querySelector('.als-status').textContent.includes('已載入')", timeout=20000
+        "() => document.querySelector('.als-status').textContent.includes('已載入')", timeout=20000
     )
     page.goto(f"{base}/zh-Hant/chapters/05-tools/")
     panel = page.locator(".agentloop-panel").first

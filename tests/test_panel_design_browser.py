@@ -119,7 +119,7 @@ def test_the_switch_draws_a_replay_again_in_chinese_and_is_remembered(static, br
     stage = page.locator(".agentloop-stage").first
     stage.locator(".als-status").wait_for()
     page.wait_for_function(  # "N recordings loaded", in Chinese: the zh-Hant page reads the one set of them
-        "document.querySelector('.als-status').textContent.includes('已載入')", timeout=10000
+        "() => document.querySelector('.als-status').textContent.includes('已載入')", timeout=10000
     )
     assert page.locator("select.al-lang").first.input_value() == "zh-Hant"
     ARTIFACTS.mkdir(exist_ok=True)
@@ -302,7 +302,7 @@ def test_a_readers_own_question_and_an_example_are_answered_in_chapter_1(server,
     panel = page.locator(".agentloop-panel").first
     panel.locator("button.al-run").wait_for(timeout=30000)
     page.wait_for_function(
-        "document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
+        "() => document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
         timeout=20000,
     )
     assert panel.locator("input[name=temperature]").input_value() == "0"
@@ -336,7 +336,7 @@ def test_settings_fold_to_one_line_and_try_this_fills_the_form(server, browser):
     assert panel.locator("input[name=temperature]").is_hidden()
     # The closed line names the sampling the recording beside it used (ch09-run.spec.json).
     page.wait_for_function(
-        "document.querySelector('.al-form-settings-line').textContent.includes('Temperature 1')",
+        "() => document.querySelector('.al-form-settings-line').textContent.includes('Temperature 1')",
         timeout=20000,
     )
     box = panel.locator(".al-form-settings-line").bounding_box()

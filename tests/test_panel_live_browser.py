@@ -54,7 +54,7 @@ def test_a_filtered_live_panel_asks_permission_and_stop_settles_it(server, brows
     form = panel.locator("form.al-form")
     # The form starts from the recording beside it (ch08.spec.json), not from the server's defaults.
     page.wait_for_function(
-        "document.querySelector('.al-form input[name=max_new_tokens]').value === '96'",
+        "() => document.querySelector('.al-form input[name=max_new_tokens]').value === '96'",
         timeout=20000,
     )
     assert form.locator("input[name=temperature]").input_value() == "0"
@@ -241,7 +241,7 @@ def test_the_panel_shows_each_question_as_its_turn_and_follows_up(server, browse
     panel.locator("button.al-run").wait_for(timeout=30000)
     # The form has taken chapter 1's recorded settings (chapter1.spec.json) before the test changes one.
     page.wait_for_function(
-        "document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
+        "() => document.querySelector('.al-form input[name=max_new_tokens]').value === '128'",
         timeout=20000,
     )
     panel.locator(".al-form-settings > summary").click()  # the settings are folded to one line

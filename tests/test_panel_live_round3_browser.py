@@ -74,7 +74,7 @@ def test_a_load_keeps_the_readers_settings_and_the_line_says_who_approves(server
         form = panel.locator("form.al-form")
         # The recording auto-approved; a live form asks first, so the reader meets the permission step.
         page.wait_for_function(
-            "document.querySelector('.al-form input[name=max_new_tokens]').value === '160'",
+            "() => document.querySelector('.al-form input[name=max_new_tokens]').value === '160'",
             timeout=20000,
         )
         assert not form.locator("input[name=auto_approve]").is_checked()
@@ -89,7 +89,7 @@ def test_a_load_keeps_the_readers_settings_and_the_line_says_who_approves(server
         # The reader's two fields stay; MTP, which they never touched, comes from the recording now the
         # model has a drafter.
         page.wait_for_function(
-            "!document.querySelector('.al-form input[name=mtp]').closest('label').hidden"
+            "() => !document.querySelector('.al-form input[name=mtp]').closest('label').hidden"
         )
         assert form.locator("input[name=max_steps]").input_value() == "2"
         assert form.locator("input[name=auto_approve]").is_checked()
@@ -138,7 +138,7 @@ def test_the_seed_field_sends_the_recordings_seed_and_a_seed_repeats_a_run(serve
     force_answers(page, "Seeded.", sent=sent)
     panel = live_panel(page, chapter_url(server.url, "09"))
     page.wait_for_function(
-        "document.querySelector('.al-form input[name=seed]').value === '17'", timeout=20000
+        "() => document.querySelector('.al-form input[name=seed]').value === '17'", timeout=20000
     )
     assert "Seed 17" in folded(panel)
     panel.locator("button.al-run").click()

@@ -21,7 +21,7 @@ from agentloop.paths import ROOT
 from demo_server.app import create_app
 from demo_server.client import Client, ServerThread, free_port
 from demo_server.guard import bind_warning
-from tests.conftest import TINY, build_book, demo_server
+from tests.conftest import TINY, demo_server
 
 INLINE = "document.documentElement.dataset.inline = 'ran';"
 PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Test book</title>
@@ -222,6 +222,22 @@ def test_pages_carry_the_token_and_a_strict_csp(c):
     assert c.get("/assets/panel.js").headers["x-content-type-options"] == "nosniff"
 
 
+def test_the_browser_tests_wait_on_functions_not_strings():
+    """The CSP above has no 'unsafe-eval'. Playwright's wait_for_function evals a string expression on every poll
+    after the first, so a wait that is not true at once fails under the CSP (CI's slower run did); a function
+    source is evaled once, by the debugger, and then called."""
+    string_waits = [
+        f"{path.name}:{text[: m.start()].count(chr(10)) + 1}"
+        for path in sorted(Path(__file__).parent.glob("test_*.py"))
+        for text in [path.read_text()]
+        for m in re.finditer(
+            r"wait_for_function\(\s*(?:#[^\n]*\n\s*)?[\"']((?:(?!=>)[^\"'])*)[\"']", text
+        )
+        if not m.group(1).startswith("function")
+    ]
+    assert not string_waits, string_waits
+
+
 def test_paths_stay_inside_the_site(c):
     r = c.get("/chapters/one", follow_redirects=False)
     assert r.status_code == 307 and r.headers["location"] == "one/"
@@ -312,10 +328,9 @@ def test_serving_on_all_interfaces_warns_loudly(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def book(tmp_path_factory):
-    """The real book, built, served with the tiny model."""
-    site = build_book(tmp_path_factory.mktemp("book") / "site")
-    with demo_server(site, model=str(TINY["qwen3_5"]), device="cpu") as srv:
+def book(built_book):
+    """The real book (the run's one build, which these tests only read), served with the tiny model."""
+    with demo_server(built_book, model=str(TINY["qwen3_5"]), device="cpu") as srv:
         yield srv
 
 
