@@ -1,4 +1,4 @@
-"""How long the panel takes to draw 10,000 token events, and how long one strict build of the book takes.
+"""How long the panel takes to draw 10,000 token events (the book's build: bench/build.py).
 
 The panel part serves docs/assets on 127.0.0.1, loads panel.css and the render.js module into a blank page in
 headless Chromium, hands 10,000 token events to the renderer's entry point (render(), the one the panels use)
@@ -7,21 +7,16 @@ It also streams the same events in 100 batches, one per animation frame, as a li
 
 Prints, last:
     render_10000_tokens_s: <s> (target < 1 s)
-    mkdocs_build_s: <s> (target ≤ 10 s)
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import os
 import random
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,33 +185,13 @@ def bench_render() -> tuple[float, float, float]:
     return statistics.median(wall), statistics.median(tasks), stream
 
 
-def bench_build() -> float:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    with tempfile.TemporaryDirectory() as site:
-        t0 = time.perf_counter()
-        result = subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", site],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        elapsed = time.perf_counter() - t0
-    if result.returncode != 0:
-        print(result.stdout + result.stderr)
-        raise SystemExit("the strict build failed")
-    return elapsed
-
-
 def main() -> int:
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: install Debian's chromium")
         return 1
     wall, task, _ = bench_render()
-    build = bench_build()
     # The median of the runs; TaskDuration counts everything the main thread did during the call.
     print(f"render_10000_tokens_s: {max(wall, task):.3f} (target < 1 s)")
-    print(f"mkdocs_build_s: {build:.2f} (target ≤ 10 s)")
     return 0
 
 

@@ -52,6 +52,10 @@ def copy_project(dest: Path) -> Path:
     for package in ("agentloop", "demo_server"):
         if (ROOT / package).is_dir():
             shutil.copytree(ROOT / package, dest / package, ignore=ignore)
+    # The highlighted blocks of our last build (docs/hooks/highlight_once.py): the copy colours only what changed.
+    if (ROOT / ".cache/highlight.json").is_file():
+        (dest / ".cache").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / ".cache/highlight.json", dest / ".cache/highlight.json")
     return dest
 
 
@@ -85,14 +89,6 @@ def load_quoting():
     return load_hook_module("quoting.py")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    result = build(ROOT, out)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
-
-
 def page(site: Path, md_path: Path) -> str:
     """The built HTML of a chapter (directory URLs: chapters/01-x.md -> chapters/01-x/index.html)."""
     return (site / "chapters" / md_path.stem / "index.html").read_text(encoding="utf-8")
@@ -117,6 +113,36 @@ def test_strict_build_quotes_the_real_lines(site):
     assert f'id="L{first}"' in source
     check_first, _ = span_of(events.check)
     assert f'source/agentloop/events.py/#L{check_first}"' in html
+
+
+def test_the_search_index_is_the_same_from_the_lean_parse(site):
+    """docs/hooks/search_lean.py feeds Material's search parser each page without the span and link tags inside
+    its <pre> blocks: on every built page of every edition, the sections, titles and texts the index keeps are
+    those of the page as built."""
+    from material.plugins.search import plugin as search_plugin
+
+    lean = load_hook_module("search_lean.py").lean
+    feed = getattr(search_plugin.Parser.feed, "__wrapped__", search_plugin.Parser.feed)
+
+    def sections(html: str) -> list:
+        parser = search_plugin.Parser()
+        feed(parser, html)
+        parser.close()
+        # What the index keeps of a section (SearchIndex.create_entry_for_section): its id, title and text, joined.
+        return [
+            (s.id, "".join(s.title).strip(), "".join(s.text).strip(), s.is_excluded())
+            for s in parser.data
+        ]
+
+    pages = sorted(site.glob("**/index.html"))
+    listings = 0
+    for path in pages:
+        article = re.search(r"<article[^>]*>(.*)</article>", path.read_text(encoding="utf-8"), re.S)
+        if article:
+            html = article.group(1)
+            listings += html.count('class="linenodiv"')
+            assert sections(lean(html)) == sections(html), path.relative_to(site)
+    assert len(pages) > 100 and listings > 300, (len(pages), listings)
 
 
 def test_every_module_has_a_source_page_kept_out_of_search_and_nav(site):

@@ -9,9 +9,11 @@ which keeps every part the check compares and gives search a Chinese sentence to
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -240,6 +242,47 @@ def test_a_code_block_is_highlighted_once_and_keeps_its_own_title():
     second = markdown.markdown('<div markdown="1">*x*</div>\n\n' + block, extensions=extensions)
     assert cached >= 1 and len(hook._cache) == cached  # the second page's block was a hit
     assert first in second and "agentloop/x.py:3-4" in second and hook.MARK not in second
+
+
+def test_the_next_build_takes_a_code_block_from_the_disk_and_an_unreadable_store_is_a_cold_start(
+    tmp_path, monkeypatch
+):
+    """docs/hooks/highlight_once.py keeps the blocks a run used in .cache/highlight.json beside mkdocs.yml: the next
+    process colours none of them again and gives the same HTML; a store it cannot read, or one written by another
+    Pygments, starts cold without an error."""
+    import markdown
+    from pymdownx import highlight as pymdownx_highlight
+
+    config = SimpleNamespace(config_file_path=str(tmp_path / "mkdocs.yml"), plugins={})
+    extensions = ["pymdownx.highlight", "pymdownx.superfences"]
+    block = '```python linenums="3" title="agentloop/x.py:3-4"\ndef f():\n    return 1\n```\n'
+
+    def a_process():
+        """The hook as a new `mkdocs build` loads it, and how many blocks Pygments coloured for one page."""
+        hook = load_hook_module("highlight_once.py")
+        hook.on_startup("build", False)
+        hook.on_config(config)
+        hook.on_pre_build(config)
+        coloured = []
+        pygments_highlight = pymdownx_highlight.highlight
+        with monkeypatch.context() as m:  # Pygments, counted
+            m.setattr(
+                pymdownx_highlight,
+                "highlight",
+                lambda *a: coloured.append(1) or pygments_highlight(*a),
+            )
+            html = markdown.markdown(block, extensions=extensions)
+        hook.on_shutdown()
+        return html, len(coloured)
+
+    cold, coloured_cold = a_process()
+    warm, coloured_warm = a_process()
+    assert (coloured_cold, coloured_warm) == (1, 0) and warm == cold
+    store = tmp_path / ".cache" / "highlight.json"
+    assert json.loads(store.read_text())["versions"].startswith("agentloop-highlight")
+    for unreadable in ("{not json", json.dumps({"versions": "pygments 0.1", "blocks": {}})):
+        store.write_text(unreadable)
+        assert a_process() == (cold, 1)
 
 
 def test_a_stale_translation_is_listed_by_the_build_and_says_so_on_its_page(two_editions):

@@ -156,7 +156,7 @@ def test_thirty_held_out_questions(agent, phrasings):
         f"{known - missed} now reach their targets: take them out of BELOW_TARGET"
     )
     if known:
-        pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as its model card says")
+        pytest.xfail(f"{agent.model_id}: {sorted(known)} below target, as BELOW_TARGET says why")
 
 
 def test_the_conversation_sets_run_through_the_loop(agent):
