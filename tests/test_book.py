@@ -52,10 +52,12 @@ def copy_project(dest: Path) -> Path:
     for package in ("agentloop", "demo_server"):
         if (ROOT / package).is_dir():
             shutil.copytree(ROOT / package, dest / package, ignore=ignore)
-    # The highlighted blocks of our last build (docs/hooks/highlight_once.py): the copy colours only what changed.
-    if (ROOT / ".cache/highlight.json").is_file():
-        (dest / ".cache").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / ".cache/highlight.json", dest / ".cache/highlight.json")
+    # What our last build kept for the next (docs/hooks/build_cache.py): the copy redoes only what changed.
+    for kept in ("highlight.json", "search.json", "jinja"):
+        if (ROOT / ".cache" / kept).exists():
+            (dest / ".cache").mkdir(parents=True, exist_ok=True)
+            copy = shutil.copytree if (ROOT / ".cache" / kept).is_dir() else shutil.copy2
+            copy(ROOT / ".cache" / kept, dest / ".cache" / kept)
     return dest
 
 
@@ -116,12 +118,12 @@ def test_strict_build_quotes_the_real_lines(site):
 
 
 def test_the_search_index_is_the_same_from_the_lean_parse(site):
-    """docs/hooks/search_lean.py feeds Material's search parser each page without the span and link tags inside
+    """docs/hooks/search_once.py feeds Material's search parser each page without the span and link tags inside
     its <pre> blocks: on every built page of every edition, the sections, titles and texts the index keeps are
     those of the page as built."""
     from material.plugins.search import plugin as search_plugin
 
-    lean = load_hook_module("search_lean.py").lean
+    lean = load_hook_module("search_once.py").lean
     feed = getattr(search_plugin.Parser.feed, "__wrapped__", search_plugin.Parser.feed)
 
     def sections(html: str) -> list:
@@ -143,6 +145,27 @@ def test_the_search_index_is_the_same_from_the_lean_parse(site):
             listings += html.count('class="linenodiv"')
             assert sections(lean(html)) == sections(html), path.relative_to(site)
     assert len(pages) > 100 and listings > 300, (len(pages), listings)
+
+
+def test_a_build_that_finds_the_last_builds_cache_makes_the_same_site(built_book, tmp_path):
+    """.cache/ (docs/hooks/build_cache.py: highlighted blocks, search entries; Jinja's bytecode) changes how long a
+    build takes, never what it makes: a copy of the book built with the caches our build left gives every file of
+    the run's own build (in CI, a build from nothing) byte for byte."""
+    project = copy_project(tmp_path / "book")
+    assert (project / ".cache/highlight.json").is_file() and (
+        project / ".cache/search.json"
+    ).is_file()
+    result = build(project, tmp_path / "site")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    made = {p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*") if p.is_file()}
+    ours = {p.relative_to(built_book) for p in built_book.rglob("*") if p.is_file()}
+    assert made == ours
+    differ = [
+        str(p)
+        for p in sorted(ours)
+        if (built_book / p).read_bytes() != (tmp_path / "site" / p).read_bytes()
+    ]
+    assert not differ, differ[:10]
 
 
 def test_every_module_has_a_source_page_kept_out_of_search_and_nav(site):

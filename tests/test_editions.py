@@ -238,16 +238,16 @@ def test_a_code_block_is_highlighted_once_and_keeps_its_own_title():
     extensions = ["pymdownx.highlight", "pymdownx.superfences", "md_in_html"]
     block = '```python linenums="3" title="agentloop/x.py:3-4"\ndef f():\n    return 1\n```\n'
     first = markdown.markdown(block, extensions=extensions)
-    cached = len(hook._cache)
+    cached = len(hook._blocks.values)
     second = markdown.markdown('<div markdown="1">*x*</div>\n\n' + block, extensions=extensions)
-    assert cached >= 1 and len(hook._cache) == cached  # the second page's block was a hit
+    assert cached >= 1 and len(hook._blocks.values) == cached  # the second page's block was a hit
     assert first in second and "agentloop/x.py:3-4" in second and hook.MARK not in second
 
 
 def test_the_next_build_takes_a_code_block_from_the_disk_and_an_unreadable_store_is_a_cold_start(
     tmp_path, monkeypatch
 ):
-    """docs/hooks/highlight_once.py keeps the blocks a run used in .cache/highlight.json beside mkdocs.yml: the next
+    """docs/hooks/highlight_once.py keeps the blocks a run used in .cache/highlight.json (build_cache.py): the next
     process colours none of them again and gives the same HTML; a store it cannot read, or one written by another
     Pygments, starts cold without an error."""
     import markdown
@@ -279,8 +279,8 @@ def test_the_next_build_takes_a_code_block_from_the_disk_and_an_unreadable_store
     warm, coloured_warm = a_process()
     assert (coloured_cold, coloured_warm) == (1, 0) and warm == cold
     store = tmp_path / ".cache" / "highlight.json"
-    assert json.loads(store.read_text())["versions"].startswith("agentloop-highlight")
-    for unreadable in ("{not json", json.dumps({"versions": "pygments 0.1", "blocks": {}})):
+    assert "pygments" in json.loads(store.read_text())["versions"]
+    for unreadable in ("{not json", json.dumps({"versions": "pygments 0.1", "values": {}})):
         store.write_text(unreadable)
         assert a_process() == (cold, 1)
 

@@ -7,10 +7,9 @@ everything its output depends on: the block's text and arguments (its place on t
 line anchors) and the highlighter's settings. A block's title is kept in the page's Markdown stash, whose
 placeholder differs from page to page: it is stored again on every hit.
 
-The cache is also kept on disk, in .cache/highlight.json beside mkdocs.yml (git ignores .cache/), so the next build
-colours only the blocks that changed: colouring the book's 1,300 blocks (quoted listings, source pages, the API
-reference's sources) was about a third of a build. Its key adds the versions of Pygments and pymdownx-extensions;
-it holds only the blocks the last run used, and a file that cannot be read is a cold start, never an error.
+The cache is also kept on disk, in .cache/highlight.json (build_cache.py), so the next build colours only the
+blocks that changed: colouring the book's 1,300 blocks (quoted listings, source pages, the API reference's sources)
+was about a third of a build. A new Pygments or pymdownx-extensions starts it afresh.
 
 on_startup    wrap the highlighter (once per process; `mkdocs serve` calls it once)
 on_config     read the stored blocks (once per process)
@@ -21,24 +20,18 @@ on_shutdown   write the blocks this run used
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import os
-from pathlib import Path
 
 import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
 import pygments
 import pymdownx
+from build_cache import DiskCache
 from pymdownx import highlight as pymdownx_highlight
 
 MARK = "\x00agentloop-title\x00"
-# What a stored block's HTML depends on besides its key: a new Pygments or pymdownx starts the cache afresh.
-VERSIONS = (
-    f"agentloop-highlight 1, pygments {pygments.__version__}, pymdownx {pymdownx.__version__}"
+# digest of a block's key -> [its HTML with its titles marked, the titles]
+_blocks = DiskCache(
+    "highlight", f"agentloop 1, pygments {pygments.__version__}, pymdownx {pymdownx.__version__}"
 )
-_cache: dict = {}  # digest of a block's key -> [HTML with its titles marked, the titles]
-_used: set = set()  # the digests this run looked up
-_store: list[Path] = []  # the file on disk, once on_config has named it
 
 
 def _settings(highlighter) -> tuple:
@@ -49,13 +42,10 @@ def _settings(highlighter) -> tuple:
 def _cached(original):
     @functools.wraps(original)
     def highlight(self, src, language, *args, **kwargs):
-        key = hashlib.sha256(
-            repr((_settings(self), src, language, args, sorted(kwargs.items()))).encode()
-        ).hexdigest()
-        _used.add(key)
+        key = DiskCache.digest(_settings(self), src, language, args, sorted(kwargs.items()))
         stash = self.md.htmlStash
-        if key in _cache:
-            out, titles = _cache[key]
+        if (hit := _blocks.get(key)) is not None:
+            out, titles = hit
             for title in titles:
                 out = out.replace(MARK, stash.store(title), 1)
             return out
@@ -76,7 +66,7 @@ def _cached(original):
             marked = out
             for p in placeholders:
                 marked = marked.replace(p, MARK, 1)
-            _cache[key] = [marked, titles]
+            _blocks.put(key, [marked, titles])
         return out
 
     return highlight
@@ -90,33 +80,13 @@ def on_startup(command, dirty):
 
 
 def on_config(config):
-    if _store:
-        return
-    _store.append(Path(config.config_file_path).parent / ".cache" / "highlight.json")
-    try:
-        stored = json.loads(_store[0].read_text(encoding="utf-8"))
-        if stored["versions"] == VERSIONS:
-            _cache.update(stored["blocks"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # no cache yet, or one this version cannot read: every block is coloured afresh
+    _blocks.open(config)
 
 
 def on_pre_build(config):
-    if editions.edition(config) == editions.DEFAULT and _used:
-        for key in set(_cache) - _used:
-            del _cache[key]
-        _used.clear()
+    if editions.edition(config) == editions.DEFAULT:
+        _blocks.new_run()
 
 
 def on_shutdown():
-    if not _store or not _used:
-        return
-    blocks = {key: _cache[key] for key in _used if key in _cache}
-    try:
-        _store[0].parent.mkdir(exist_ok=True)
-        partial = _store[0].with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps({"versions": VERSIONS, "blocks": blocks}), encoding="utf-8")
-        # Whole or not at all: a build killed mid-write leaves the old file.
-        os.replace(partial, _store[0])
-    except OSError:
-        pass  # a read-only checkout builds, just without the cache
+    _blocks.save()

@@ -10,12 +10,15 @@ on_config    a build without the edition (its `build` off: AGENTLOOP_ZH_HANS=fal
 on_files     (before mkdocs-static-i18n's, priority -100) adds `X.zh-Hans.md` beside each `X.zh-Hant.md` as a
              page of docs/: the plugin takes only files under docs_dir as pages of an edition. It exists only in
              memory.
+on_nav       `mkdocs serve --dirty` rebuilds only the pages whose source is newer than their HTML: such a page's
+             source is its zh-Hant page.
 on_pre_page  gives such a page its converted text: the plugin makes a new File for each page from its path,
              and no file is behind that path.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
@@ -56,6 +59,20 @@ def on_files(files, config):
             )  # a page of docs/ to the plugin (on_pre_page fills it)
             files.append(page)
     return files
+
+
+def on_nav(nav, config, files):
+    docs = Path(config.docs_dir)
+    for file in files.documentation_pages():
+        lang = editions.lang_of(file.src_uri)
+        if lang in editions.GENERATED and not (docs / file.src_uri).is_file():
+            suffix = f".{lang}.md"
+            source = docs / (file.src_uri[: -len(suffix)] + f".{editions.GENERATED[lang]}.md")
+            file.is_modified = lambda file=file, source=source: (
+                not os.path.isfile(file.abs_dest_path)
+                or os.path.getmtime(file.abs_dest_path) < os.path.getmtime(source)
+            )
+    return nav
 
 
 def on_pre_page(page, config, files):

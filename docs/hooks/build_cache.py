@@ -1,0 +1,69 @@
+"""What one build of the book keeps for the next: a JSON file in .cache/ beside mkdocs.yml (git ignores .cache/).
+
+The hooks that redo the same work on unchanged input use it: highlight_once.py (a coloured code block) and
+search_once.py (a page's search entries). A value is looked up by the digest of everything it depends on, and the
+file's `versions` names the code and packages that made the values: another version starts afresh. The file holds
+only what the last run used, so it never grows past one build's worth; a file that cannot be read is a cold start,
+never an error; a write is whole or not at all. Not a hook itself (mkdocs.yml does not list it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+
+class DiskCache:
+    def __init__(self, name: str, versions: str):
+        self.name, self.versions = name, versions
+        self.values: dict = {}  # digest -> value (JSON)
+        self.used: set[str] = set()  # the digests this run looked up
+        self.path: Path | None = (
+            None  # named by the first config: .cache/NAME.json beside mkdocs.yml
+        )
+
+    @staticmethod
+    def digest(*parts) -> str:
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+    def open(self, config) -> None:
+        """Read the values stored beside this config's mkdocs.yml (once a process)."""
+        if self.path is not None:
+            return
+        self.path = Path(config.config_file_path).parent / ".cache" / f"{self.name}.json"
+        try:
+            stored = json.loads(self.path.read_text(encoding="utf-8"))
+            if stored["versions"] == self.versions:
+                self.values.update(stored["values"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # none yet, or one this version cannot read: everything is computed afresh
+
+    def get(self, key: str):
+        self.used.add(key)
+        return self.values.get(key)
+
+    def put(self, key: str, value) -> None:
+        self.used.add(key)
+        self.values[key] = value
+
+    def new_run(self) -> None:
+        """Keep only what the previous run used, so a long `mkdocs serve` does not grow."""
+        if self.used:
+            self.values = {key: self.values[key] for key in self.used if key in self.values}
+            self.used = set()
+
+    def save(self) -> None:
+        if self.path is None or not self.used:
+            return
+        values = {key: self.values[key] for key in self.used if key in self.values}
+        try:
+            self.path.parent.mkdir(exist_ok=True)
+            partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(
+                json.dumps({"versions": self.versions, "values": values}), encoding="utf-8"
+            )
+            os.replace(partial, self.path)  # a build killed mid-write leaves the old file
+        except OSError:
+            pass  # a read-only checkout builds, just without the cache
