@@ -16,11 +16,19 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
 
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, SimpleHarness
 from agentloop.model_backends import Encoded
-from agentloop.model_backends.prefix_cache import MAX_STATES, nbytes
+from agentloop.model_backends.prefix_cache import (
+    GROWING,
+    MAX_STATES,
+    cut_back,
+    fresh_cache,
+    nbytes,
+)
 from agentloop.model_backends.simple_backend import SimpleBackend
 from agentloop.model_families import Sampling
 from tests.conftest import AGENTS as AGENT
@@ -217,6 +225,49 @@ def test_forget_a_forced_reply_and_the_setting_start_from_nothing(family):
     assert generate(reusing, prompt)[0]["reused"] == 0  # a forced reply computes it all
     assert reusing.prefix.cache is None  # and keeps nothing after it
     assert generate(whole, prompt)[0]["reused"] == generate(whole, prompt)[0]["reused"] == 0
+
+
+@pytest.mark.parametrize("family", sorted(AGENT))
+def test_a_new_position_is_written_in_place_and_the_model_reads_what_transformers_cache_gives(
+    family,
+):
+    """fresh_cache()'s attention layers (GrowingLayer) against transformers' own DynamicCache: past Gemma 4's
+    sliding window, the same logits at every decode pass, the same keys held; and a pass that fits the buffer
+    writes into it (the buffer stays where it was), while cut_back() then a pass still reads the right positions."""
+    backend, _ = agent_backends(family)
+    config = backend.model.config
+    ids = ids_of(backend, [{"role": "user", "content": QUESTION * 20}]).ids  # ~300 tokens
+    assert len(ids) > (getattr(config.get_text_config(), "sliding_window", None) or 0)
+
+    def passes(cache, tokens=8) -> list[torch.Tensor]:
+        out = backend._forward(torch.tensor([ids]), cache)
+        logits = [out.logits[0, -1]]
+        for _ in range(tokens):
+            token = torch.tensor([[int(logits[-1].argmax())]])
+            out = backend._forward(token, out.past_key_values)
+            logits.append(out.logits[0, -1])
+        return logits
+
+    with torch.inference_mode():
+        ours, theirs = fresh_cache(config), DynamicCache(config=config)
+        ours_logits, their_logits = passes(ours), passes(theirs)
+        for a, b in zip(ours_logits, their_logits, strict=True):
+            assert torch.allclose(a, b, rtol=0, atol=ATOL)
+        attention = [i for i, layer in enumerate(ours.layers) if type(layer) in GROWING.values()]
+        assert attention and all(isinstance(ours.layers[i], DynamicLayer) for i in attention)
+        full = [i for i in attention if not ours.layers[i].is_sliding]
+        for i in full:
+            assert torch.equal(ours.layers[i].keys, theirs.layers[i].keys)
+        where = {i: ours.layers[i].buffers[0].data_ptr() for i in attention}
+        backend._forward(torch.tensor([[ids[-1]]]), ours)
+        assert {i: ours.layers[i].buffers[0].data_ptr() for i in attention} == where
+
+        if family != "gemma4":
+            return  # Gated DeltaNet's state cannot be cut back (PrefixCache keeps copies of it)
+        # Back to before the prompt's last token, then that token again: the logits of the prefill.
+        cut_back(ours, len(ids) - 1)
+        again = backend._forward(torch.tensor([[ids[-1]]]), ours)
+        assert torch.allclose(again.logits[0, -1], ours_logits[0], rtol=0, atol=ATOL)
 
 
 def test_gated_deltanet_state_copies_are_bounded():
