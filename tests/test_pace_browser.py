@@ -25,6 +25,16 @@ def server(site):
         yield srv
 
 
+@pytest.fixture(autouse=True)
+def pages_closed(browser):
+    """Each test's pages are closed after it, passed or failed: a page left open keeps its run paused, and with it
+    the server's model, and the next test's run would wait behind it."""
+    before = set(browser.contexts)
+    yield
+    for context in set(browser.contexts) - before:
+        context.close()
+
+
 def tokens(scope):
     return scope.locator(".al-stream .al-tok")
 
@@ -55,13 +65,18 @@ def test_step_by_step_the_run_waits_for_next_and_stop_ends_a_wait(server, browse
     # Next took the focus from Run: the keyboard steps the run.
     assert page.evaluate("document.activeElement.classList.contains('al-next')")
     page.keyboard.press("Enter")
+    # The note changes at the `paused` event; the stage before it is drawn at the next frame (render.js batches a
+    # frame's events), so each check waits for that drawing, then finds nothing past it.
     said(panel, "Next: token 1")
+    panel.locator(".al-prefill").wait_for()
     assert panel.locator(".al-prefill").count() == 1 and tokens(panel).count() == 0
     page.keyboard.press("Enter")
     said(panel, "Next: token 2")
+    tokens(panel).nth(0).wait_for()
     assert tokens(panel).count() == 1
     panel.locator("button.al-next").click()
     said(panel, "Next: token 3")
+    tokens(panel).nth(1).wait_for()
     assert tokens(panel).count() == 2
 
     panel.locator("button.al-stop").click()  # while the run waits for Next
