@@ -560,6 +560,38 @@ def test_a_conversation_case_is_scored_from_its_events_and_can_fail():
     assert tally.hits["follow_up_correct"] == 1 and tally.totals["follow_up_correct"] == 2
 
 
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_a_phases_share_of_sorts_largest_first_holds_in_its_sessions(share):
+    """The phase's descending_share reaches a session's fresh sorts (follow-ups turn the last sort round). It did
+    not: sessions and pi's rows drew the default 0.3 in phases asking 0.5, so a third of the sorts those phases
+    trained were drawn at the wrong share, and agent-qwen3_5 trained by them wrote the right code for 19 of the 40
+    sorts asked largest first (35 without them)."""
+    from agentloop.training.sessions import session
+
+    fresh = [
+        t
+        for conversation in (
+            session(random.Random(seed), descending_share=share) for seed in range(400)
+        )
+        for t in conversation
+        if t.kind == "sorting"
+    ]
+    assert len(fresh) > 20
+    assert all(("reverse=True" in t.code) == (share == 1.0) for t in fresh)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_a_phases_share_of_sorts_largest_first_holds_in_pis_rows(share, tiny):
+    from agentloop.training.data import pi_rows
+
+    b = tiny("qwen3_5")
+    _, rows = pi_rows(b, random.Random(5), 240, descending_share=share)
+    calls = [b.tokenizer.decode([i for i, mine in zip(ids, own) if mine]) for ids, own in rows]
+    sorts = [c for c in calls if "sorted(" in c]
+    assert len(sorts) > 5
+    assert all(("reverse=True" in c) == (share == 1.0) for c in sorts)
+
+
 def test_the_card_shows_every_set_the_conversation_sets_included(tmp_path):
     """eval-tiny --card writes every set's figures, the conversation sets' among them, after the card's text."""
     from types import SimpleNamespace

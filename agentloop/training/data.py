@@ -109,7 +109,7 @@ def example(
     all sorts largest first, and that share of conversations a session of several questions (sessions.py)
     instead of one. A share of 0 draws nothing more from `rng`."""
     if session_share and rng.random() < session_share:
-        conversation_of: Task | list[Task] = session(rng)
+        conversation_of: Task | list[Task] = session(rng, descending_share=descending_share)
     else:
         plain = plain_share and rng.random() < plain_share
         ask = plain_question if plain else training_question
@@ -144,16 +144,18 @@ def common_start(backend, a: str, b: str) -> str:
 
 
 def pi_rows(
-    backend, rng: random.Random, size: int
+    backend, rng: random.Random, size: int, descending_share: float = DESCENDING_SHARE
 ) -> tuple[str, list[tuple[list[int], list[bool]]]]:
     """A batch's worth of single questions run through pi (pi_format.py), thinking off: the prefix they share
-    (pi's system prompt and tools, drawn once a batch, so the prefix cache holds them) and `size` rows after it."""
+    (pi's system prompt and tools, drawn once a batch, so the prefix cache holds them) and `size` rows after it;
+    that share of its sorts asked largest first."""
     from agentloop.training.pi_format import pi_messages, system_prompt
 
     system, key = system_prompt(rng), backend.family.thinking_key
     rendered: list[list[list[tuple[str, bool]]]] = []
     while sum(map(len, rendered)) < size or len({r[0][0][0] for r in rendered}) < 2:
-        rendered.append(rows_of(backend, *pi_messages(task(rng), system, key), False))
+        t = task(rng, descending_share=descending_share)
+        rendered.append(rows_of(backend, *pi_messages(t, system, key), False))
     firsts = [r[0][0][0] for r in rendered]
     prefix = common_start(backend, firsts[0], next(f for f in firsts if f != firsts[0]))
     out = [row for r in rendered for row in tokenized(backend, r, prefix)]

@@ -34,7 +34,14 @@ import traceback
 from dataclasses import dataclass
 
 from agentloop.sandbox.bubblewrap import DEFAULT_TIMEOUT
-from agentloop.training.conversations import UNITS, Task, a_word, made_up_word, task
+from agentloop.training.conversations import (
+    DESCENDING_SHARE,
+    UNITS,
+    Task,
+    a_word,
+    made_up_word,
+    task,
+)
 from agentloop.training.held_out_phrasings import held_out_follow_up, held_out_question
 from agentloop.training.phrasing import follow_up_question, training_question
 
@@ -293,10 +300,16 @@ def read_back(rng: random.Random, name: str, numbers: list[int], w: Wording) -> 
     )
 
 
-def session(rng: random.Random, w: Wording = TRAINING, size: int | None = None) -> list[Task]:
-    """A conversation of `size` (else two to four) questions, each as a good run holds it."""
+def session(
+    rng: random.Random,
+    w: Wording = TRAINING,
+    size: int | None = None,
+    descending_share: float = DESCENDING_SHARE,
+) -> list[Task]:
+    """A conversation of `size` (else two to four) questions, each as a good run holds it; that share of its
+    fresh sorts asked largest first (a training phase's own share, as its single questions have it)."""
     size = size or rng.randint(2, 4)
-    first = task(rng, ask=w.ask)
+    first = task(rng, ask=w.ask, descending_share=descending_share)
     if first.code is not None and rng.random() < FIRST_DENIED:
         first = denied(first, rng)
     elif first.code is not None and rng.random() < FIRST_ERROR:
@@ -319,16 +332,20 @@ def session(rng: random.Random, w: Wording = TRAINING, size: int | None = None) 
         elif kind == "chat":
             nxt = task(rng, rng.choice(("greeting", "greeting", "definition")), ask=w.ask)
         elif kind == "denied":
-            nxt = denied(_tool_task(rng, w), rng)
+            nxt = denied(_tool_task(rng, w, descending_share), rng)
         elif kind == "error":
-            nxt = recovered(_tool_task(rng, w), rng) if rng.random() < 0.5 else unanswerable(rng, w)
-        turns.append(nxt or task(rng, ask=w.ask))
+            nxt = (
+                recovered(_tool_task(rng, w, descending_share), rng)
+                if rng.random() < 0.5
+                else unanswerable(rng, w)
+            )
+        turns.append(nxt or task(rng, ask=w.ask, descending_share=descending_share))
     return turns
 
 
-def _tool_task(rng: random.Random, w: Wording) -> Task:
+def _tool_task(rng: random.Random, w: Wording, descending_share: float = DESCENDING_SHARE) -> Task:
     while True:
-        t = task(rng, ask=w.ask)
+        t = task(rng, ask=w.ask, descending_share=descending_share)
         if t.code is not None:
             return t
 

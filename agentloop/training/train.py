@@ -148,7 +148,7 @@ def train(
         if (
             pi_share and rng.random() < pi_share
         ):  # a batch of questions through pi's prompt and bash tool
-            pi_prefix, pi_batch = pi_rows(backend, rng, batch_size)
+            pi_prefix, pi_batch = pi_rows(backend, rng, batch_size, descending_share)
             pieces = cut(pi_batch, parts, pad_id)
             step_prefix = backend.tokenizer(
                 pi_prefix, add_special_tokens=False, return_tensors="pt"
@@ -244,11 +244,19 @@ RECIPES = {
 # step without gradients, as the built-in harness's is. The first phase keeps single questions, where it learns
 # the format. Every phase keeps RECIPES' steps: a session's rows are longer (214 tokens for Qwen, 179 for Gemma,
 # against 130 and 101 of single questions), so a phase takes longer, but fewer steps cost the first questions.
-# Measured (2026-12-05, a 2-core Xeon, alone): Qwen with phases of 700, 420, 300, 290, 250, 200 and 160 steps
-# trained in 59 minutes, about 0.03 minutes a step after the first phase, and reached the conversation targets
-# (denials 1.00, tool errors 1.00, thinking on 1.00; through real pi 0.93 code, 1.00 answers) but follow-ups
-# only 0.75 and 0.55 held out, and it lost its first questions: reader questions 10 of 16 right (16 before),
-# sorts asked largest first 0.28 (0.88), held-out code 0.82 (0.94). These steps take about 113 minutes there.
+# Measured on a 2-core Xeon (Sapphire Rapids), alone, with eval-tiny -n 200 --conversations 20:
+# - phases of 700, 420, 300, 290, 250, 200 and 160 steps (2,320), 59 minutes: the conversation targets reached
+#   (denials 1.00, tool errors 1.00, thinking on 1.00; through real pi 0.93 code, 1.00 answers), follow-ups 0.75
+#   and 0.55 held out, and first questions lost: reader questions 10 of 16 right (16 before), sorts asked largest
+#   first 0.28 (0.88), held-out code 0.82 (0.94).
+# - these steps (4,150), 109 minutes (10.5 for the first phase, then about 0.029 a step): reader questions 13 of
+#   16, held-out code 0.88, sorts asked largest first 0.48; follow-ups 0.80 and 0.60 held out, files 1.00 and 0.45
+#   held out, through real pi 0.80 code. Its sessions and pi's rows drew their sorts at the default share largest
+#   first (0.3), not the phase's 0.5: in a phase like its second, 0.43 of the sort calls it trained were largest
+#   first, and the misses eval-tiny printed of the sorts asked largest first (12 of 21) all sorted smallest
+#   first (the miss LARGEST_FIRST answers). Mended since (sessions.session and data.pi_rows take the phase's
+#   share: 0.48 of the sort calls, a file's numbers sorted without an order word being smallest first); not yet
+#   retrained.
 # `train-tiny --recipe sessions` runs these; once the committed agent-* checkpoints are trained by them, they
 # become RECIPES (chapter 3 quotes RECIPES and describes its run).
 SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
