@@ -605,6 +605,18 @@ def test_ch03_and_ch10_quote_the_model_cards():
         assert claim in text, claim
 
 
+def test_ch03_gives_each_training_run_as_its_training_json_records_it():
+    # Phases, steps and minutes (each phase's, summed) as `train-tiny` wrote them next to the weights.
+    text = " ".join(chapter("03").read_text(encoding="utf-8").split())
+    words = {7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+    for model in ("agent-gemma4", "agent-qwen3_5"):
+        phases = json.loads((MODELS_DIR / model / "training.json").read_text())["phases"]
+        steps = sum(phase["steps"] for phase in phases)
+        minutes = round(sum(phase["minutes"] for phase in phases), 1)
+        claim = f"`{model}` in one run of {words[len(phases)]} phases, {steps:,} steps, {minutes:g} minutes"
+        assert claim in text, claim
+
+
 def test_ch14_and_ch15_exercises_describe_their_recordings():
     # Chapter 14's max_new_tokens tab: step 1 cut off inside its call, a format error; the exercise's answer says
     # how the model went on and how the run ended. Chapter 15's Denied tab: the answer it quotes is the recording's.
