@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _models_build_tiny(args) -> int:
@@ -21,7 +22,10 @@ def _models_train_tiny(args) -> int:
 
     for family in args.family:
         if not args.drafter_only:
-            print(train_recipe(family, MODELS_DIR, threads=args.threads, recipe=args.recipe))
+            kept = args.keep_phases and args.keep_phases / family
+            print(
+                train_recipe(family, MODELS_DIR, args.threads, recipe=args.recipe, phases_dir=kept)
+            )
         if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
             print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
@@ -287,6 +291,12 @@ def parser() -> argparse.ArgumentParser:
         default="single",
         help="single: the committed models' recipes (one question a conversation); sessions: issue 41's, with "
         "conversations of several questions (training/train.py SESSION_RECIPES)",
+    )
+    tr.add_argument(
+        "--keep-phases",
+        type=Path,
+        metavar="DIR",
+        help="keep each phase's weights in DIR/<family>/phase-<i>, to measure them with eval-tiny --model",
     )
     tr.add_argument(
         "--drafter-only",

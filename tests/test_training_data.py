@@ -308,6 +308,34 @@ def test_the_committed_models_were_trained_by_the_recipes_in_train_py(family):
         assert {key: record.get(key) for key in phase} == phase
 
 
+def test_train_tiny_keeps_each_phase_where_asked(tmp_path, monkeypatch):
+    """`train-tiny --keep-phases DIR`: a recipe's phases before the last are checkpoints of their own, kept to be
+    measured (which phase taught or lost a skill); the last is agent-<family>. Two one-step phases, the real
+    training loop on tiny-qwen3_5."""
+    import json
+
+    from agentloop.cli import main
+    from agentloop.paths import MODELS_DIR
+    from agentloop.training import train
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny-qwen3_5").symlink_to(MODELS_DIR / "tiny-qwen3_5")
+    phases = [
+        {"steps": 1, "lr": 1e-3, "seed": 0},
+        {"steps": 1, "lr": 1e-3, "seed": 1, "sort_share": 0.5},
+    ]
+    monkeypatch.setitem(train.RECIPE_SETS, "single", {"qwen3_5": phases})
+    monkeypatch.setattr("agentloop.paths.MODELS_DIR", models)
+    kept = tmp_path / "phases"
+    assert main(["models", "train-tiny", "--family", "qwen3_5", "--keep-phases", str(kept)]) == 0
+    first = json.loads((kept / "qwen3_5" / "phase-1" / "training.json").read_text())["phases"]
+    last = json.loads((models / "agent-qwen3_5" / "training.json").read_text())["phases"]
+    assert [p["seed"] for p in first] == [0] and [p["seed"] for p in last] == [0, 1]
+    assert (kept / "qwen3_5" / "phase-1" / "model.safetensors").is_file()
+    assert not (kept / "qwen3_5" / "phase-2").exists()
+
+
 # ---- Conversations of several questions (issue 41: sessions.py) --------------------------------------------------
 
 

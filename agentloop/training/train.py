@@ -296,15 +296,23 @@ RECIPE_SETS = {"single": RECIPES, "sessions": SESSION_RECIPES}
 
 
 def train_recipe(
-    family: str, models_dir: Path, threads: int | None = None, log=print, recipe: str = "single"
+    family: str,
+    models_dir: Path,
+    threads: int | None = None,
+    log=print,
+    recipe: str = "single",
+    phases_dir: Path | None = None,
 ) -> Path:
-    """tiny-<family> through every phase of its recipe (RECIPE_SETS[recipe]) into agent-<family>."""
+    """tiny-<family> through every phase of its recipe (RECIPE_SETS[recipe]) into agent-<family>. Each phase
+    before the last is a checkpoint of its own, in a temporary folder, or kept in `phases_dir` as phase-<i>
+    (`eval-tiny --model` measures it: which phase taught or lost a skill)."""
     out = models_dir / f"agent-{family}"
     phases = RECIPE_SETS[recipe][family]
     with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
+        between = Path(phases_dir or tmp)
         base = models_dir / f"tiny-{family}"
         for i, phase in enumerate(phases):
-            target = out if i == len(phases) - 1 else Path(tmp) / f"phase-{i + 1}"
+            target = out if i == len(phases) - 1 else between / f"phase-{i + 1}"
             log(f"{family}: phase {i + 1} of {len(phases)}: {phase}")
             train(str(base), target, batch_size=24, threads=threads, log=log, **phase)
             base = target
