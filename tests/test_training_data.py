@@ -592,8 +592,8 @@ def test_a_conversation_case_is_scored_from_its_events_and_can_fail():
 def test_a_phases_share_of_sorts_largest_first_holds_in_its_sessions(share):
     """The phase's descending_share reaches a session's fresh sorts (follow-ups turn the last sort round). It did
     not: sessions and pi's rows drew the default 0.3 in phases asking 0.5, so about half of the sort calls those
-    phases trained (0.48 in Qwen's second) were drawn at the wrong share, and agent-qwen3_5 trained by them wrote the right code for 19 of the 40
-    sorts asked largest first (35 without them)."""
+    phases trained (0.48 in Qwen's second) were drawn at the wrong share, and agent-qwen3_5 trained by them wrote
+    the right code for 19 of the 40 sorts asked largest first (35 without them)."""
     from agentloop.training.sessions import session
 
     fresh = [

@@ -283,14 +283,13 @@ RECIPES = {
 # describes its run).
 SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
 SESSION_RECIPES = {
-    family: [phases[0], *({**phase, **SESSIONS} for phase in phases[1:])]
-    for family, phases in RECIPES.items()
+    "qwen3_5": [
+        *RECIPES["qwen3_5"],
+        {"steps": 900, "lr": 8e-4, "seed": 7, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 600, "lr": 4e-4, "seed": 8, **SORTS, **LARGEST_FIRST, **SESSIONS},
+    ],
+    "gemma4": [RECIPES["gemma4"][0], *({**phase, **SESSIONS} for phase in RECIPES["gemma4"][1:])],
 }
-SESSION_RECIPES["qwen3_5"] = [
-    *RECIPES["qwen3_5"],
-    {"steps": 900, "lr": 8e-4, "seed": 7, **SORTS, **LARGEST_FIRST, **SESSIONS},
-    {"steps": 600, "lr": 4e-4, "seed": 8, **SORTS, **LARGEST_FIRST, **SESSIONS},
-]
 
 RECIPE_SETS = {"single": RECIPES, "sessions": SESSION_RECIPES}
 
