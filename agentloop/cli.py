@@ -289,8 +289,8 @@ def parser() -> argparse.ArgumentParser:
         "--recipe",
         choices=["single", "sessions"],
         default="single",
-        help="single: the committed models' recipes (one question a conversation); sessions: issue 41's, with "
-        "conversations of several questions (training/train.py SESSION_RECIPES)",
+        help="single: the committed models' recipes (training/train.py RECIPES); sessions: the next ones, with "
+        "conversations of several questions and pi's format where RECIPES have none (SESSION_RECIPES)",
     )
     tr.add_argument(
         "--keep-phases",

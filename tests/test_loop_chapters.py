@@ -23,6 +23,7 @@ from agentloop.model_families import FAMILIES
 from agentloop.paths import MODELS_DIR
 from agentloop.tools import TOOLS, validate
 from agentloop.training.evaluate import TARGETS, states
+from agentloop.training.evaluate_sessions import CONVERSATION_TARGETS, HELD
 from tests.conftest import english
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -550,7 +551,7 @@ def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
     card = (MODELS_DIR / model / "README.md").read_text().split("\n## Measured")[1]
     sets = {}
     for name, body in re.findall(
-        r"\n(Training templates|Held-out phrasings|Reader questions|Sorts largest first):\n\n((?:- .*\n?)+)",
+        r"\n([A-Z][^\n:]*):\n\n((?:- .*\n?)+)",
         card,
     ):
         sets[name.lower()] = {}
@@ -579,6 +580,16 @@ def test_ch03_and_ch10_quote_the_model_cards():
         f"It answers {no_tool:.2f} of the held-out greetings and definitions without a tool",
     ):
         assert claim in text, claim
+    # The conversations and pi (issues 41 and 42): each set's figure, then its held-out part's.
+    lower = text.lower()
+    for name, targets in CONVERSATION_TARGETS.items():
+        (figure,) = targets
+        ours, held = qwen[name][figure][0], qwen[name + HELD.lower()][figure][0]
+        claim = f"{name} {ours:.2f} and {held:.2f} held out"
+        assert claim in lower, claim
+    pi = qwen["held-out phrasings through pi"]["code_correct"][0]
+    claim = f"the right code for {pi:.2f} of the held-out questions asked through real pi"
+    assert claim in text, claim
     gemma = measured("agent-gemma4")
     for name, card in (("agent-qwen3_5", qwen), ("agent-gemma4", gemma)):
         _, hits, total = card["sorts largest first"]["code_correct"]

@@ -29,12 +29,13 @@ from agentloop.training.evaluate_sessions import CONVERSATION_TARGETS, evaluate_
 from tests.conftest import AGENTS, run_harness
 
 # (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't. On these 30
-# questions, with the targets 10 points lower, both reach every figure of the built-in loop's sets. On 200
-# (`eval-tiny -n 200`, their cards), both reach every target of every set, agent-qwen3_5 the sorts asked largest
-# first with 35 of 40 (0.875 of 0.85). Through real pi neither writes pi's bash call yet (0 of 8 each: both call
-# run_python, which pi does not offer): they were trained before pi's format was (issue 42's retraining).
+# questions, with the targets 10 points lower, both reach every figure of the built-in loop's sets. Through real pi,
+# agent-gemma4 writes no bash call (0 of 8: it calls run_python, which pi does not offer), since it was trained
+# before pi's format was (issue 42's retraining); agent-qwen3_5, trained on it, writes pi's bash call for every tool
+# question but answers the held-out greeting "Hey! Thanks for the help." with a number (its card: no_tool 0.80 of
+# 10 through pi, target 0.90).
 BELOW_TARGET: set[tuple[str, str, str]] = {
-    ("qwen3_5", "held-out phrasings through pi", "well_formed"),
+    ("qwen3_5", "held-out phrasings through pi", "no_tool"),
     ("gemma4", "held-out phrasings through pi", "well_formed"),
 }
 

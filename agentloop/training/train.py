@@ -205,11 +205,21 @@ def train(
 # SORTS: from the second phase on, a tenth of questions ask to check twice and a tenth are sorts on top of the
 # usual mix (copying a list of eight numbers was the commonest miss), each step computed in four parts.
 SORTS = {"repeat_share": 0.1, "sort_share": 0.1, "parts": 4}
+# Issues 41 and 42: in SESSIONS' phases, that share of conversations are two to four questions in a row
+# (sessions.py: follow-ups, denials, tool errors, a file written and read back) and that share of steps a batch of
+# single questions through pi's own system prompt and bash tool (pi_format.py, thinking off), whose shared prefix
+# (pi's prompt and tools, about 2,500 tokens) is computed once a step without gradients, as the built-in
+# harness's is. A session's rows are longer (214 tokens for Qwen, 179 for Gemma, against 130 and 101 of single
+# questions), so its steps cost about half as much again.
+SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
 # [quote:qwen-recipe]
 # Qwen trained on the usual mix wrote reverse=True about as often as training asked for it, whichever way a
 # question asked (6 of the 40 sorts asked largest first, eval-tiny's fourth set): half its sorts are asked largest
 # first, and its third phase is half sorts, which is where it learned to read the order; the phases after it, with
-# the usual mix, bring back the calls that so many sorts crowd out.
+# the usual mix, bring back the calls that so many sorts crowd out. Conversations and pi's format come last, in
+# two phases of their own: in three runs that had them from the second phase on, Qwen wrote the right code for
+# only 11, 19 and 13 of the 40 sorts asked largest first, while seven phases of single questions and then one with
+# SESSIONS wrote it for 34 of the 39 it answered with a call.
 LARGEST_FIRST = {"descending_share": 0.5}
 RECIPES = {
     # Gated DeltaNet's PyTorch fallback makes Qwen's steps about twice as slow as Gemma's: fewer, shorter phases.
@@ -221,6 +231,8 @@ RECIPES = {
         {"steps": 550, "lr": 8e-4, "seed": 4, **SORTS, **LARGEST_FIRST},
         {"steps": 450, "lr": 6e-4, "seed": 5, **SORTS, **LARGEST_FIRST},
         {"steps": 350, "lr": 4e-4, "seed": 6, **SORTS, **LARGEST_FIRST},
+        {"steps": 900, "lr": 8e-4, "seed": 7, **SORTS, **LARGEST_FIRST, **SESSIONS},
+        {"steps": 600, "lr": 4e-4, "seed": 8, **SORTS, **LARGEST_FIRST, **SESSIONS},
     ],
     # [/quote:qwen-recipe]
     # tiny-gemma4 has two sets of keys and values (E2B has one): see tiny_models.gemma4_text_config.
@@ -237,58 +249,17 @@ RECIPES = {
     ],
 }
 
-# Issues 41 and 42's retraining: RECIPES with SESSIONS from the second phase on. Of the conversations, that share
-# are two to four questions in a row (sessions.py: follow-ups, denials, tool errors, a file written and read back);
-# of the steps, that share are a batch of single questions through pi's own system prompt and bash tool
-# (pi_format.py, thinking off), whose shared prefix (pi's prompt and tools, about 2,500 tokens) is computed once a
-# step without gradients, as the built-in harness's is. The first phase keeps single questions, where it learns
-# the format. Every phase keeps RECIPES' steps: a session's rows are longer (214 tokens for Qwen, 179 for Gemma,
-# against 130 and 101 of single questions), so a phase takes longer, but fewer steps cost the first questions.
-# Measured on a 2-core Xeon (Sapphire Rapids), alone, with eval-tiny -n 200 --conversations 20:
-# - phases of 700, 420, 300, 290, 250, 200 and 160 steps (2,320), 59 minutes: the conversation targets reached
-#   (denials 1.00, tool errors 1.00, thinking on 1.00; through real pi 0.93 code, 1.00 answers), follow-ups 0.75
-#   and 0.55 held out, and first questions lost: reader questions 10 of 16 right (16 before), sorts asked largest
-#   first 0.28 (0.88), held-out code 0.82 (0.94).
-# - these steps (4,150), 109 minutes (10.5 for the first phase, then about 0.029 a step): reader questions 13 of
-#   16, held-out code 0.88, sorts asked largest first 0.48; follow-ups 0.80 and 0.60 held out, files 1.00 and 0.45
-#   held out, through real pi 0.80 code. Its sessions and pi's rows drew their sorts at the default share largest
-#   first (0.3), not the phase's 0.5: in a phase like its second, 0.43 of the sort calls it trained were largest
-#   first, and the misses eval-tiny printed of the sorts asked largest first (12 of 21) all sorted smallest
-#   first (the miss LARGEST_FIRST answers). Mended since (sessions.session and data.pi_rows take the phase's
-#   share: 0.48 of the sort calls, a file's numbers sorted without an order word being smallest first).
-# - one more phase of single questions after that run (250 steps at 4e-4, seed 7, SORTS, LARGEST_FIRST: 4.2
-#   minutes, tried from its weights, not a recipe): code 0.96 and 0.92 held out, reader questions 15 of 16,
-#   through real pi 0.88 code, follow-ups 0.85 (0.50 held out), denials, errors and thinking on as before, but
-#   sorts asked largest first 15 of 40: a last phase of single questions brings the first questions back, not the
-#   sorts.
-# - so Qwen's next sessions recipe kept its third phase, half sorts, where the committed run learned to read the
-#   order, free of sessions (in a phase with SESSIONS, sort_share reaches only its single questions), and ends with
-#   that phase of single questions: 4,400 steps, 103.4 minutes (2026-12-06, shares mended). Reader questions 13 of
-#   16, held-out code 0.92, sorts asked largest first 13 of 40 (all 12 printed misses sorted smallest first),
-#   follow-ups 0.75 and 0.65 held out, files 0.65 and 0.20 held out, denials 1.00, tool errors 0.95 and 1.00,
-#   thinking on 1.00 and 0.95, through real pi 1.00 well-formed and 0.88 code. Not committed: the sessions phases
-#   after the third undo the order it learned there, whatever share of their sorts is asked largest first.
-# - that run and one more phase like the third (300 steps of half sorts at 4e-4, seed 8, 5.3 minutes, a probe):
-#   sorts asked largest first 18 of 40, reader questions 15 of 16, but files 0 of 20: a last phase of sorts costs
-#   what conversations taught and brings back little of the order.
-# - the committed agent-qwen3_5 and one phase with SESSIONS (300 steps at 4e-4, seed 9, SORTS, LARGEST_FIRST; 8.0
-#   minutes, a probe): sorts asked largest first 34 of 39 well-formed (0.87), reader questions 15 of 16, code 0.97
-#   and 0.90 held out, denials 1.00 and 0.95, tool errors 1.00, thinking on 1.00 and 0.95; but follow-ups 0.55 and
-#   0.65 held out, files 0 of 20 both, through real pi 0.67 code. So conversations do not undo the order once the
-#   single questions' seven phases have taught it; they keep it from being learned when they come first.
-# So Qwen's sessions recipe is now RECIPES' seven phases, unchanged, then two phases with SESSIONS, long enough for
-# the files and follow-ups (the 4,150-step run's five sessions phases, 2,850 steps, reached files 1.00): about 110
-# minutes here, estimated from the phases' minutes above. Not yet run. `train-tiny --recipe sessions` runs these;
-# once the committed agent-* checkpoints are trained by them, they become RECIPES (chapter 3 quotes RECIPES and
-# describes its run).
-SESSIONS = {"session_share": 0.3, "pi_share": 0.1}
+# Issue 41's retraining of Gemma, not yet run: Qwen's shape, RECIPES' nine phases of single questions, then two
+# with SESSIONS (2,000 steps: Gemma's steps cost about half of Qwen's, so about Qwen's 1,500 steps' minutes).
+# `train-tiny --recipe sessions` runs it; once agent-gemma4 is trained by it, it becomes RECIPES' (chapter 3 quotes
+# RECIPES and describes its run).
 SESSION_RECIPES = {
-    "qwen3_5": [
-        *RECIPES["qwen3_5"],
-        {"steps": 900, "lr": 8e-4, "seed": 7, **SORTS, **LARGEST_FIRST, **SESSIONS},
-        {"steps": 600, "lr": 4e-4, "seed": 8, **SORTS, **LARGEST_FIRST, **SESSIONS},
+    "qwen3_5": RECIPES["qwen3_5"],
+    "gemma4": [
+        *RECIPES["gemma4"],
+        {"steps": 1200, "lr": 7e-4, "seed": 9, **SORTS, **SESSIONS},
+        {"steps": 800, "lr": 3e-4, "seed": 10, **SORTS, **SESSIONS},
     ],
-    "gemma4": [RECIPES["gemma4"][0], *({**phase, **SESSIONS} for phase in RECIPES["gemma4"][1:])],
 }
 
 RECIPE_SETS = {"single": RECIPES, "sessions": SESSION_RECIPES}
