@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import statistics
 import subprocess
@@ -28,16 +27,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scripts.book_copy import copy_book  # noqa: E402
+
 WARM_RUNS = 3
-
-
-def copy_sources(dest: Path) -> Path:
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "docs", dest / "docs", ignore=ignore)
-    shutil.copy2(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
-    for package in ("agentloop", "demo_server"):
-        shutil.copytree(ROOT / package, dest / package, ignore=ignore)
-    return dest
 
 
 def build_seconds(project: Path, site: Path, **env: str) -> float:
@@ -90,7 +84,7 @@ def serve_rebuild_seconds(project: Path, *flags: str) -> float:
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        project = copy_sources(Path(tmp) / "book")
+        project = copy_book(Path(tmp) / "book")
         cold = build_seconds(project, Path(tmp) / "site")
         warm = [build_seconds(project, Path(tmp) / "site") for _ in range(WARM_RUNS)]
         # An author's quicker build: without the generated zh-Hans edition (mkdocs.yml's AGENTLOOP_ZH_HANS).

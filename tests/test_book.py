@@ -8,7 +8,6 @@ import inspect
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentloop import events
+from scripts.book_copy import copy_book
 from tests.conftest import english
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,20 +45,9 @@ def build(project: Path, site: Path) -> subprocess.CompletedProcess:
 
 
 def copy_project(dest: Path) -> Path:
-    """The book's sources and the packages it quotes, copied so a test can break the code without touching ours."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "docs", dest / "docs", ignore=ignore)
-    shutil.copy2(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
-    for package in ("agentloop", "demo_server"):
-        if (ROOT / package).is_dir():
-            shutil.copytree(ROOT / package, dest / package, ignore=ignore)
-    # What our last build kept for the next (docs/hooks/build_cache.py): the copy redoes only what changed.
-    for kept in ("highlight.json", "search.json", "jinja"):
-        if (ROOT / ".cache" / kept).exists():
-            (dest / ".cache").mkdir(parents=True, exist_ok=True)
-            copy = shutil.copytree if (ROOT / ".cache" / kept).is_dir() else shutil.copy2
-            copy(ROOT / ".cache" / kept, dest / ".cache" / kept)
-    return dest
+    """The book's sources and the packages it quotes, copied so a test can break the code without touching ours; with
+    our last build's cache, so the copy's build redoes only what changed."""
+    return copy_book(dest, build_cache=True)
 
 
 def chapter1(docs: Path) -> Path:
