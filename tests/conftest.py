@@ -284,6 +284,20 @@ def live_panel(page, url: str, index: int = 0):
     return panel
 
 
+def answer_each_call(turn, decide: str = "approve") -> int:
+    """Click the `decide` button (approve or deny) of every call a live panel's `turn` asks about, until the turn
+    ends (six minutes at most); how many were clicked."""
+    buttons, end, clicked = turn.locator(f"button.al-{decide}"), turn.locator(".al-run-end"), 0
+    for _ in range(720):
+        if end.count():
+            return clicked
+        if buttons.count() > clicked:
+            buttons.nth(clicked).click()
+            clicked += 1
+        turn.page.wait_for_timeout(500)
+    raise AssertionError("the turn did not end")
+
+
 @contextlib.contextmanager
 def static_site(site: Path) -> Iterator[str]:
     """`site` served as a static host serves it (GitHub Pages: files only, no /api) on 127.0.0.1; its URL, as

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentloop.harnesses.pi.command import NODE, PI_CLI
-from tests.conftest import demo_server
+from tests.conftest import answer_each_call, demo_server
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -87,28 +87,16 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
         def turn(n: int):
             return pi.locator(f".al-turn:nth-child({n})")
 
-        def answer_each_call(n: int, button: str) -> int:
-            """Click `button` (approve or deny) for every call turn n asks about, until it ends."""
-            buttons, end, clicked = turn(n).locator(button), turn(n).locator(".al-run-end"), 0
-            for _ in range(720):  # six minutes at most
-                if end.count():
-                    return clicked
-                if buttons.count() > clicked:
-                    buttons.nth(clicked).click()
-                    clicked += 1
-                page.wait_for_timeout(500)
-            raise AssertionError(f"turn {n} did not end")
-
         # The model may answer from the conversation, or compute again: approved if it asks.
         pi.locator("textarea").fill("And what is that number plus 1?")
         pi.locator("button.al-run").click()
-        answer_each_call(2, "button.al-approve")
+        answer_each_call(turn(2), "approve")
         assert "server failed" not in turn(2).inner_text().lower()
         # New conversation: a fresh session, so the model computes again, and the reader denies it.
         pi.locator("button.al-new-conversation").click()
         pi.locator("textarea").fill(QUESTION)
         pi.locator("button.al-run").click()
-        assert answer_each_call(1, "button.al-deny") >= 1
+        assert answer_each_call(turn(1), "deny") >= 1
         pi.locator("textarea").fill(QUESTION)
         # Slow pace (0.3 s before each token): the run is still going when Stop is clicked.
         pi.locator(".al-form .al-pace input[value=slow]").check()

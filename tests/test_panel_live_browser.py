@@ -20,7 +20,6 @@ from tests.conftest import chapter_url, demo_server, static_site
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 QWEN = FAMILIES["qwen3_5"]  # the embedded default model's family
-# A follow-up as a model folder's examples.json offers one (form.js examplesList).
 QUICK = {"max_new_tokens": 64, "max_steps": 3, "temperature": 0, "auto_approve": True}
 
 

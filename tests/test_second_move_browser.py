@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from agentloop.training.evaluate_sessions import honest
-from tests.conftest import chapter_url, demo_server, live_panel
+from tests.conftest import answer_each_call, chapter_url, demo_server, live_panel
 
 
 @pytest.fixture(scope="module")
@@ -31,20 +31,10 @@ def page(browser):
 def ask(panel, question: str, decide: str = "approve") -> str:
     """Ask `question` in `panel`, answer every permission it asks with `decide` (approve or deny) until its turn
     ends; that turn's final answer."""
-    n = panel.locator(".al-turn").count() + 1
+    turn = panel.locator(f".al-turn:nth-child({panel.locator('.al-turn').count() + 1})")
     panel.locator("textarea").fill(question)
     panel.locator("button.al-run").click()
-    turn = panel.locator(f".al-turn:nth-child({n})")
-    buttons, end, clicked = turn.locator(f"button.al-{decide}"), turn.locator(".al-run-end"), 0
-    for _ in range(720):  # six minutes at most
-        if end.count():
-            break
-        if buttons.count() > clicked:
-            buttons.nth(clicked).click()
-            clicked += 1
-        panel.page.wait_for_timeout(500)
-    else:
-        raise AssertionError(f"{question!r} did not end")
+    answer_each_call(turn, decide)
     assert "server failed" not in turn.inner_text().lower()
     return turn.locator(".al-final").last.inner_text()
 
@@ -59,9 +49,8 @@ def test_chapter1_a_follow_up_and_a_third_question(server, page):
     assert continuing(panel) == "continuing: 1 earlier question"
     assert "782" in ask(panel, "and times 2?")  # needs the first answer: 391 × 2
     assert continuing(panel) == "continuing: 2 earlier questions"
-    assert "377" in ask(
-        panel, "What is 500 minus 123?"
-    )  # independent: not the earlier question again
+    # An independent third question: answered for itself, not the earlier question again.
+    assert "377" in ask(panel, "What is 500 minus 123?")
     panel.locator("button.al-new-conversation").click()
     assert panel.locator(".al-continuing").is_hidden()
 
@@ -91,9 +80,7 @@ def test_chapter13_a_file_written_then_read_back(server, page):
 
 
 def test_chapter15_a_denied_call_is_answered_honestly_then_allowed(server, page):
-    page.goto(chapter_url(server.url, "15"))
-    panel = page.locator(".agentloop-panel").first
-    panel.locator("button.al-run").wait_for(timeout=30000)
+    panel = live_panel(page, chapter_url(server.url, "15"))
     question = "What is 48213 * 9127?"
     denied = ask(panel, question, "deny")
     assert honest(denied, question), denied  # no number the question does not hold
