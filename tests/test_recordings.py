@@ -8,6 +8,7 @@ between two recordings; the order of the events and the fields they carry may no
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -67,8 +68,26 @@ def test_recording_keeps_its_structure(client, name):
     )
     if spec["kind"] == "run":
         assert new[0]["type"] == "run_start" and new[-1]["type"] == "run_end"
-        if (
-            spec.get("settings", {}).get("temperature", 1) == 0
-        ):  # greedy: the same calls and the same answer
+        if spec.get("settings", {}).get("temperature", 1) == 0:  # greedy: the same calls
             calls = lambda evs: [(e["name"], e["args"]) for e in evs if e["type"] == "tool_call"]  # noqa: E731
-            assert calls(new) == calls(old) and new[-1]["final"] == old[-1]["final"]
+            assert calls(new) == calls(old)
+            if prompts(new) == prompts(old):  # the same tokens in: the same answer out
+                assert new[-1]["final"] == old[-1]["final"]
+            else:  # only where pi's own prompt names this checkout (see at_checkout)
+                assert at_checkout(prompts(new)) == at_checkout(prompts(old)), (
+                    f"{name}: the model read another prompt than the recording's"
+                )
+
+
+def prompts(events: list[dict]) -> list[str]:
+    """Each step's context: every token the model read."""
+    return [e["prompt"] for e in events if e["type"] == "context"]
+
+
+def at_checkout(texts: list[str]) -> list[str]:
+    """The contexts with the folder the project is checked out in left out. pi's own system prompt names
+    where npm put pi (…/node_modules/@earendil-works/pi-coding-agent/README.md), so a recording made in one
+    checkout and replayed from another (CI clones elsewhere) reads other tokens there; where two of the
+    answer's first tokens nearly tie (ch16-pi-own: "I" 0.39 against "4" 0.36), greedy decoding may then word the
+    answer differently. The calls, whose tokens are all near-certain, must still be the same."""
+    return [re.sub(r"\S*(?=/node_modules/@earendil-works/)", "<checkout>", t) for t in texts]
