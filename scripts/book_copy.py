@@ -21,7 +21,7 @@ def copy_book(dest: Path, build_cache: bool = False) -> Path:
     shutil.copy2(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
     for package in ("agentloop", "demo_server"):
         shutil.copytree(ROOT / package, dest / package, ignore=ignore)
-    for kept in ("highlight.json", "search.json", "jinja") if build_cache else ():
+    for kept in ("highlight.json", "pages.json", "search.json", "jinja") if build_cache else ():
         if (ROOT / ".cache" / kept).exists():
             (dest / ".cache").mkdir(parents=True, exist_ok=True)
             copy = shutil.copytree if (ROOT / ".cache" / kept).is_dir() else shutil.copy2

@@ -137,13 +137,12 @@ def test_the_search_index_is_the_same_from_the_lean_parse(site):
 
 
 def test_a_build_that_finds_the_last_builds_cache_makes_the_same_site(built_book, tmp_path):
-    """.cache/ (docs/hooks/build_cache.py: highlighted blocks, search entries; Jinja's bytecode) changes how long a
+    """.cache/ (docs/hooks/build_cache.py: highlighted blocks, pages' HTML, search entries; Jinja's bytecode) changes how long a
     build takes, never what it makes: a copy of the book built with the caches our build left gives every file of
     the run's own build (in CI, a build from nothing) byte for byte."""
     project = copy_project(tmp_path / "book")
-    assert (project / ".cache/highlight.json").is_file() and (
-        project / ".cache/search.json"
-    ).is_file()
+    for cache in ("highlight", "search", "pages"):
+        assert (project / f".cache/{cache}.json").is_file(), cache
     result = build(project, tmp_path / "site")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     made = {p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*") if p.is_file()}
@@ -155,6 +154,33 @@ def test_a_build_that_finds_the_last_builds_cache_makes_the_same_site(built_book
         if (built_book / p).read_bytes() != (tmp_path / "site" / p).read_bytes()
     ]
     assert not differ, differ[:10]
+
+
+def test_a_page_whose_conversion_warns_warns_at_every_build(tmp_path):
+    """docs/hooks/render_once.py stores no page whose Markdown-to-HTML conversion logged a warning: a link to a
+    page that does not exist fails the strict build, and fails the next one too, where a stored page would have
+    hidden it."""
+    project = copy_project(tmp_path / "book")
+    (project / "docs/fixture-links.md").write_text(
+        "# Fixture\n\nSee [a page](no-such-page.md).\n", encoding="utf-8"
+    )
+    warning = "contains a link 'no-such-page.md', but the target is not found"
+    for _ in range(2):
+        result = build(project, tmp_path / "site")
+        out = result.stdout + result.stderr
+        assert result.returncode != 0 and warning in out, out[-3000:]
+
+
+def test_html_ids_finds_each_id_attribute_as_a_word_boundary_pattern_does(site):
+    """quoting.html_ids scans for `id="` and checks the word boundary itself (a leading \\b made re try every
+    position): the same ids as the plain pattern, on edge cases and on every seventh built page."""
+    html_ids = load_hook_module("quoting.py").html_ids
+    plain = re.compile(r'\bid="([^"]+)"')
+    cases = ['id="a" x', '<p id="b" data-id="c" xid="d" _id="e" üid="f">', 'grid="g"']
+    pages = [p.read_text(encoding="utf-8") for p in sorted(site.rglob("*.html"))[::7]]
+    for html in cases + pages:
+        assert html_ids(html) == set(plain.findall(html))
+    assert html_ids(cases[1]) == {"b", "c"}
 
 
 def test_every_module_has_a_source_page_kept_out_of_search_and_nav(site):

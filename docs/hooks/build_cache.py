@@ -1,10 +1,10 @@
 """What one build of the book keeps for the next: a JSON file in .cache/ beside mkdocs.yml (git ignores .cache/).
 
-The hooks that redo the same work on unchanged input use it: highlight_once.py (a coloured code block) and
-search_once.py (a page's search entries). A value is looked up by the digest of everything it depends on, and the
+The hooks that redo the same work on unchanged input use it: highlight_once.py (a coloured code block),
+render_once.py (a page's HTML) and search_once.py (a page's search entries). A value is looked up by the digest of everything it depends on, and the
 file's `versions` names the code and packages that made the values: another version starts afresh. The file holds
 only what the last run used, so it never grows past one build's worth; a file that cannot be read is a cold start,
-never an error; a write is whole or not at all. Not a hook itself (mkdocs.yml does not list it).
+never an error; a write is whole or not at all, and skipped when the file already holds what this run used. Not a hook itself (mkdocs.yml does not list it).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ class DiskCache:
         self.name, self.versions = name, versions
         self.values: dict = {}  # digest -> value (JSON)
         self.used: set[str] = set()  # the digests this run looked up
+        self.read: set[str] = set()  # the digests the file held when it was read
+        self.changed = False  # whether a value was added since
         self.path: Path | None = (
             None  # named by the first config: .cache/NAME.json beside mkdocs.yml
         )
@@ -37,6 +39,7 @@ class DiskCache:
             stored = json.loads(self.path.read_text(encoding="utf-8"))
             if stored["versions"] == self.versions:
                 self.values.update(stored["values"])
+                self.read = set(stored["values"])
         except (OSError, ValueError, KeyError, TypeError):
             pass  # none yet, or one this version cannot read: everything is computed afresh
 
@@ -47,6 +50,7 @@ class DiskCache:
     def put(self, key: str, value) -> None:
         self.used.add(key)
         self.values[key] = value
+        self.changed = True
 
     def new_run(self) -> None:
         """Keep only what the previous run used, so a long `mkdocs serve` does not grow."""
@@ -57,6 +61,8 @@ class DiskCache:
     def save(self) -> None:
         if self.path is None or not self.used:
             return
+        if not self.changed and self.used == self.read:
+            return  # the file already holds exactly these values (the pages' is 20 MB: 0.2 s to write)
         values = {key: self.values[key] for key in self.used if key in self.values}
         try:
             self.path.parent.mkdir(exist_ok=True)
@@ -65,5 +71,6 @@ class DiskCache:
                 json.dumps({"versions": self.versions, "values": values}), encoding="utf-8"
             )
             os.replace(partial, self.path)  # a build killed mid-write leaves the old file
+            self.read, self.changed = set(values), False
         except OSError:
             pass  # a read-only checkout builds, just without the cache

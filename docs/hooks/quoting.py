@@ -490,8 +490,16 @@ def anchor_source_lines(html: str) -> tuple[str, set[str]]:
     return LINE_ID.sub(fix, html), ids
 
 
-HTML_ID = re.compile(r'\bid="([^"]+)"')
+# An id attribute's value. The pattern starts with its literal, which re scans for fast; a leading \b made it
+# try every position of the page's HTML, ten times slower (0.57 s of a build), so the word boundary before
+# `id` is checked on each match instead.
+HTML_ID = re.compile(r'id="([^"]+)"')
+WORD = re.compile(r"\w")
 
 
 def html_ids(html: str) -> set[str]:
-    return set(HTML_ID.findall(html))
+    return {
+        m[1]
+        for m in HTML_ID.finditer(html)
+        if m.start() == 0 or not WORD.match(html, m.start() - 1)
+    }
