@@ -1,7 +1,7 @@
 """How long one strict build of the book takes: the first in a fresh checkout, then the next ones.
 
 The build runs in a copy of the book's sources (docs/, mkdocs.yml and the packages it quotes) in a temporary
-folder, so it starts without the highlight cache our own builds keep in .cache/ (docs/hooks/highlight_once.py):
+folder, so it starts without what our own builds keep in .cache/ for the next (docs/hooks/build_cache.py):
 that first build is what CI and a new reader wait for. The builds after it find the cache, as an author's builds
 do at every save; `mkdocs serve` rebuilds the same way. Each is a new process, as `make book` starts one.
 
