@@ -21,7 +21,16 @@ def copy_book(dest: Path, build_cache: bool = False) -> Path:
     shutil.copy2(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
     for package in ("agentloop", "demo_server"):
         shutil.copytree(ROOT / package, dest / package, ignore=ignore)
-    for kept in ("highlight.json", "pages.json", "search.json", "jinja") if build_cache else ():
+    # Each hook's file (docs/hooks/*_once.py, quotes.py, book.py) and Jinja's bytecode: not .cache/vllm/.
+    kept_by_hooks = (
+        "book.json",
+        "highlight.json",
+        "pages.json",
+        "quotes.json",
+        "search.json",
+        "jinja",
+    )
+    for kept in kept_by_hooks if build_cache else ():
         if (ROOT / ".cache" / kept).exists():
             (dest / ".cache").mkdir(parents=True, exist_ok=True)
             copy = shutil.copytree if (ROOT / ".cache" / kept).is_dir() else shutil.copy2

@@ -137,11 +137,12 @@ def test_the_search_index_is_the_same_from_the_lean_parse(site):
 
 
 def test_a_build_that_finds_the_last_builds_cache_makes_the_same_site(built_book, tmp_path):
-    """.cache/ (docs/hooks/build_cache.py: highlighted blocks, pages' HTML, search entries; Jinja's bytecode) changes how long a
-    build takes, never what it makes: a copy of the book built with the caches our build left gives every file of
-    the run's own build (in CI, a build from nothing) byte for byte."""
+    """.cache/ (docs/hooks/build_cache.py: highlighted blocks, pages' HTML, expanded quotes, checks, search
+    entries; Jinja's bytecode) changes how long a build takes, never what it makes: a copy of the book built with
+    the caches our build left gives every file of the run's own build (in CI, a build from nothing) byte for
+    byte."""
     project = copy_project(tmp_path / "book")
-    for cache in ("highlight", "search", "pages"):
+    for cache in ("highlight", "search", "pages", "quotes", "book"):
         assert (project / f".cache/{cache}.json").is_file(), cache
     result = build(project, tmp_path / "site")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -156,19 +157,30 @@ def test_a_build_that_finds_the_last_builds_cache_makes_the_same_site(built_book
     assert not differ, differ[:10]
 
 
-def test_a_page_whose_conversion_warns_warns_at_every_build(tmp_path):
-    """docs/hooks/render_once.py stores no page whose Markdown-to-HTML conversion logged a warning: a link to a
-    page that does not exist fails the strict build, and fails the next one too, where a stored page would have
-    hidden it."""
+def test_what_a_page_breaks_fails_every_build_not_only_the_first(tmp_path):
+    """The hooks keep each page's conversion (render_once.py), its quotes' expansion (quotes.py) and its checks
+    (book.py) for the next build, in .cache/. What a page breaks must fail the strict build that follows too,
+    where a kept result that forgot its warnings would hide it: a link to no page (a conversion that warns is
+    not kept), a quote past the end of its file and a plain chapter reference (kept, and logged again)."""
     project = copy_project(tmp_path / "book")
-    (project / "docs/fixture-links.md").write_text(
-        "# Fixture\n\nSee [a page](no-such-page.md).\n", encoding="utf-8"
+    n = len((project / "agentloop/events.py").read_text(encoding="utf-8").splitlines())
+    (project / FIXTURE).write_text(
+        "# Fixture\n\nAs chapter 3 says, see [a page](no-such-page.md).\n\n"
+        f"::: quote agentloop/events.py:{n - 1}-{n + 1}\n",
+        encoding="utf-8",
     )
-    warning = "contains a link 'no-such-page.md', but the target is not found"
+    broken = [
+        "contains a link 'no-such-page.md', but the target 'chapters/no-such-page.md' is not found",
+        f"{FIXTURE}:5: quote agentloop/events.py:{n - 1}-{n + 1}: line {n + 1} is past the end",
+        f"{FIXTURE}:3: 'chapter 3' is plain text",
+    ]
     for _ in range(2):
         result = build(project, tmp_path / "site")
         out = result.stdout + result.stderr
-        assert result.returncode != 0 and warning in out, out[-3000:]
+        assert result.returncode != 0, out[-3000:]
+        assert [b for b in broken if b not in out] == [], out[-3000:]
+    for cache in ("pages", "quotes", "book"):
+        assert (project / f".cache/{cache}.json").is_file(), cache
 
 
 def test_html_ids_finds_each_id_attribute_as_a_word_boundary_pattern_does(site):

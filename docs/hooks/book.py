@@ -1,10 +1,16 @@
 """MkDocs hook for the book's teaching conventions. The logic lives in conventions.py as plain functions.
 
-on_config          feed the glossary's terms to the abbr extension, so every page shows them on hover
+on_config          feed the glossary's terms to the abbr extension, so every page shows them on hover; at the
+                   English build, keep only the checks the previous run used
 on_page_markdown   check the page (chapter links, figure, exercises, terms before their chapter); list the
                    package's modules on the API reference page
 on_page_content    inline each figure's SVG, so that it takes the page's colours in light and dark; keep a
                    term's hover on its first appearance only
+on_shutdown        write the checks this run used
+
+The glossary's parse and each page's check are pure functions of their text (and of conventions.py, and of the
+glossary's terms): their results are kept in .cache/book.json (build_cache.py) for the next build, which checks
+only what changed and logs the kept messages again, so a page that breaks a rule fails every build.
 
 In a Chinese edition (zh-Hant, mkdocs-static-i18n's second build, and zh-Hans, generated from it; docs/hooks/editions.py
 names them): the hover text comes
@@ -16,6 +22,7 @@ docstrings, rendered once in the English edition, and the zh-Hant page links the
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 import posixpath
@@ -44,7 +51,14 @@ def _load(file: str):
 
 conventions = _load("conventions.py")
 editions = _load("editions.py")
+build_cache = _load("build_cache.py")
 _state: dict = {}
+# The rules are conventions.py's: a changed conventions.py checks every page afresh.
+_checked = build_cache.DiskCache(
+    "book",
+    "agentloop 1, conventions.py "
+    + build_cache.DiskCache.digest(Path(conventions.__file__).read_text(encoding="utf-8")),
+)
 
 # The zh-Hant edition's API reference: the entries are the code's docstrings, in English, built once. An HTML
 # link: a Markdown one to a page of the other edition would be reported as no page of this build.
@@ -60,7 +74,12 @@ def _glossary(docs: Path, lang: str) -> tuple[list, list[str]]:
         text = editions.read(path)  # the zh-Hans glossary is the zh-Hant one, converted
     except FileNotFoundError:
         return [], []
-    return conventions.parse_glossary(text, f"docs/{path.name}")
+    key = build_cache.DiskCache.digest("glossary", text, path.name)
+    if (kept := _checked.get(key)) is None:
+        terms, errors = conventions.parse_glossary(text, f"docs/{path.name}")
+        kept = [[dataclasses.asdict(t) for t in terms], errors]
+        _checked.put(key, kept)
+    return [conventions.Term(**t) for t in kept[0]], kept[1]
 
 
 def _hover(docs: Path, lang: str, terms: list) -> dict[str, str]:
@@ -87,6 +106,11 @@ def on_config(config):
         pass
     docs = Path(config.docs_dir)
     lang = editions.edition(config)
+    _checked.open(config)
+    if (
+        lang == editions.DEFAULT
+    ):  # a new build (the glossary is read before any page's on_pre_build)
+        _checked.new_run()
     terms, errors = _glossary(docs, lang)
     if lang != editions.DEFAULT and not terms:
         terms, errors = _glossary(docs, editions.DEFAULT)  # not translated yet: the English entries
@@ -108,6 +132,18 @@ def on_config(config):
     return config
 
 
+def checked(src_uri: str, markdown: str, where: str, lang: str) -> list[str]:
+    """conventions.check_page's messages for the page, from the last build's where nothing it reads changed."""
+    terms = _state["terms"]
+    key = build_cache.DiskCache.digest(
+        "page", src_uri, markdown, where, lang, [dataclasses.astuple(t) for t in terms]
+    )
+    if (messages := _checked.get(key)) is None:
+        messages = conventions.check_page(src_uri, markdown, where, terms, lang)
+        _checked.put(key, messages)
+    return messages
+
+
 def on_page_markdown(markdown, page, config, files):
     src_uri = page.file.src_uri
     if page.file.generated_by:
@@ -117,7 +153,7 @@ def on_page_markdown(markdown, page, config, files):
     # In another edition, a page that is not translated is the English page, checked in the English build.
     translated = lang == editions.DEFAULT or src_uri != editions.english_of(src_uri)
     if translated:
-        for message in conventions.check_page(src_uri, markdown, where, _state["terms"], lang):
+        for message in checked(src_uri, markdown, where, lang):
             log.warning(message)
     if MODULES_MARKER in markdown:
         if lang == editions.DEFAULT:
@@ -148,3 +184,7 @@ def on_page_content(html, page, config, files):
     for src in missing:
         log.warning(f"{page.file.src_uri}: figure {src} is not in docs/assets/figures/")
     return html
+
+
+def on_shutdown():
+    _checked.save()

@@ -1,7 +1,8 @@
 """What one build of the book keeps for the next: a JSON file in .cache/ beside mkdocs.yml (git ignores .cache/).
 
-The hooks that redo the same work on unchanged input use it: highlight_once.py (a coloured code block),
-render_once.py (a page's HTML) and search_once.py (a page's search entries). A value is looked up by the digest of everything it depends on, and the
+The hooks that redo the same work on unchanged input use it: book.py (the glossary's parse, a page's checks),
+quotes.py (a page's expanded quotes), highlight_once.py (a coloured code block), render_once.py (a page's HTML)
+and search_once.py (a page's search entries). A value is looked up by the digest of everything it depends on, and the
 file's `versions` names the code and packages that made the values: another version starts afresh. The file holds
 only what the last run used, so it never grows past one build's worth; a file that cannot be read is a cold start,
 never an error; a write is whole or not at all, and skipped when the file already holds what this run used. Not a hook itself (mkdocs.yml does not list it).

@@ -1,8 +1,16 @@
 """MkDocs hook for live code quotes. The logic lives in quoting.py as plain functions; this file connects it.
 
+on_config     read the pages expanded by the last build (.cache/quotes.json, build_cache.py; once per process)
+on_pre_build  at the English build, keep only the expansions the previous run used
 on_files      index the packages now, add one source page per file (not in the navigation, not searched)
 on_page_markdown   expand `::: quote …`, link `file.py:N` and object names, point panels at their recordings
 on_page_content    name source-page lines #L<n>, and tell MkDocs' anchor check which ids each page has
+on_shutdown   write the expansions this run used
+
+A page's expansion is kept for the next build, keyed by everything it reads: its Markdown and addresses, the
+code it quotes (every indexed file's lines) and quoting.py itself; and whether each recording its panels name
+was there, checked again before the kept expansion is used. The errors and notes it gave are kept with it and
+logged again, so a broken quote fails every build.
 
 Two editions (mkdocs-static-i18n builds English, then zh-Hant in a second build of the same process): the code
 is one, so the packages are indexed and their source pages built once, in the English build; a zh-Hant page's
@@ -12,6 +20,7 @@ English edition's pages (docs/hooks/editions.py says which edition is being buil
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 import posixpath
@@ -42,6 +51,13 @@ def _load(file: str):
 
 quoting = _load("quoting.py")
 editions = _load("editions.py")
+build_cache = _load("build_cache.py")
+# The rules are quoting.py's: a changed quoting.py expands every page afresh.
+_expanded = build_cache.DiskCache(
+    "quotes",
+    "agentloop 1, quoting.py "
+    + build_cache.DiskCache.digest(Path(quoting.__file__).read_text(encoding="utf-8")),
+)
 
 
 class _EnglishCodeLinks(logging.Filter):
@@ -94,12 +110,34 @@ def on_files(files, config):
         files.append(file)
         # The built URL of every source page, with the file's path as a placeholder (directory URLs or not).
         source_url = file.url.replace(path, "{path}", 1)
-    _state.update(index=index, source_url=source_url, docs_dir=docs_dir, root=root)
+    code = build_cache.DiskCache.digest(sorted((p, s.lines) for p, s in index.files.items()))
+    _state.update(index=index, code=code, source_url=source_url, docs_dir=docs_dir, root=root)
     return files
 
 
+def expanded(markdown: str, context) -> tuple[str, list[str], list[str]]:
+    """quoting.expand_page's result for the page, from the last build's where nothing it reads has changed."""
+    key = build_cache.DiskCache.digest(
+        _state["code"], markdown, context.src_uri, context.url, context.where, context.source_url
+    )
+    kept = _expanded.get(key)
+    if kept is not None and all(context.exists(path) == was for path, was in kept["asked"]):
+        return kept["markdown"], kept["errors"], kept["notes"]
+    asked: list = []
+
+    def exists(docs_path: str) -> bool:
+        there = context.exists(docs_path)
+        asked.append([docs_path, there])
+        return there
+
+    markdown, errors, notes = quoting.expand_page(
+        markdown, _state["index"], dataclasses.replace(context, exists=exists)
+    )
+    _expanded.put(key, {"markdown": markdown, "errors": errors, "notes": notes, "asked": asked})
+    return markdown, errors, notes
+
+
 def on_page_markdown(markdown, page, config, files):
-    index = _state["index"]
     src_uri = page.file.src_uri
     if src_uri.startswith(quoting.SOURCE_DIR + "/") and page.file.generated_by:
         return markdown
@@ -118,7 +156,7 @@ def on_page_markdown(markdown, page, config, files):
             files.get_file_from_path(docs_path) is not None or (docs_dir / docs_path).is_file()
         ),
     )
-    markdown, errors, notes = quoting.expand_page(markdown, index, context)
+    markdown, errors, notes = expanded(markdown, context)
     for message in errors:
         log.warning(message)
     for message in notes:
@@ -172,3 +210,16 @@ def on_serve(server, config, builder):
             server.watch(str(root / package))
     server.watch(str(Path(__file__).with_name("quoting.py")))
     return server
+
+
+def on_config(config):
+    _expanded.open(config)
+
+
+def on_pre_build(config):
+    if editions.edition(config) == editions.DEFAULT:
+        _expanded.new_run()
+
+
+def on_shutdown():
+    _expanded.save()
