@@ -189,7 +189,10 @@ def up(state: Path, options: list[str], service: str) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update({k: str(v) for k, v in (spec.get("environment") or {}).items()})
     env.update(
-        HF_HUB_CACHE=models, VLLM_CPU_KVCACHE_SPACE="1", VLLM_CACHE_ROOT=str(state / "cache")
+        HF_HUB_CACHE=models,
+        VLLM_CPU_KVCACHE_SPACE="1",
+        VLLM_CACHE_ROOT=str(state / "cache"),
+        VLLM_USE_AOT_COMPILE="0",  # vllm-cpu cannot load its AOT cache back: see vllm/local.py's environment()
     )
     log = open(state / "vllm.log", "ab")
     process = subprocess.Popen(

@@ -107,9 +107,8 @@ def on_config(config):
     docs = Path(config.docs_dir)
     lang = editions.edition(config)
     _checked.open(config)
-    if (
-        lang == editions.DEFAULT
-    ):  # a new build (the glossary is read before any page's on_pre_build)
+    # The English edition's on_config starts a build; here, not at on_pre_build, as the glossary is read now.
+    if lang == editions.DEFAULT:
         _checked.new_run()
     terms, errors = _glossary(docs, lang)
     if lang != editions.DEFAULT and not terms:

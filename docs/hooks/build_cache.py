@@ -15,6 +15,8 @@ import json
 import os
 from pathlib import Path
 
+import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads a hook
+
 
 class DiskCache:
     def __init__(self, name: str, versions: str):
@@ -75,3 +77,21 @@ class DiskCache:
             self.read, self.changed = set(values), False
         except OSError:
             pass  # a read-only checkout builds, just without the cache
+
+
+def kept_across_builds(cache: DiskCache):
+    """The hook functions a hook that keeps `cache` defines (on_config, on_pre_build, on_shutdown = …): read
+    the stored values once a process, at the English edition's build keep only what the previous run used (so
+    `mkdocs serve` does not grow), and write what this run used at the end."""
+
+    def on_config(config):
+        cache.open(config)
+
+    def on_pre_build(config):
+        if editions.edition(config) == editions.DEFAULT:
+            cache.new_run()
+
+    def on_shutdown():
+        cache.save()
+
+    return on_config, on_pre_build, on_shutdown

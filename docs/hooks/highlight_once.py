@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import functools
 
-import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
 import pygments
 import pymdownx
-from build_cache import DiskCache
+from build_cache import DiskCache, kept_across_builds
 from pymdownx import highlight as pymdownx_highlight
 
 MARK = "\x00agentloop-title\x00"
@@ -79,14 +78,4 @@ def on_startup(command, dirty):
     highlighter.highlight = _cached(own)
 
 
-def on_config(config):
-    _blocks.open(config)
-
-
-def on_pre_build(config):
-    if editions.edition(config) == editions.DEFAULT:
-        _blocks.new_run()
-
-
-def on_shutdown():
-    _blocks.save()
+on_config, on_pre_build, on_shutdown = kept_across_builds(_blocks)

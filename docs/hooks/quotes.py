@@ -1,6 +1,6 @@
 """MkDocs hook for live code quotes. The logic lives in quoting.py as plain functions; this file connects it.
 
-on_config     read the pages expanded by the last build (.cache/quotes.json, build_cache.py; once per process)
+on_config     read the expansions the last build kept (.cache/quotes.json, build_cache.py; once per process)
 on_pre_build  at the English build, keep only the expansions the previous run used
 on_files      index the packages now, add one source page per file (not in the navigation, not searched)
 on_page_markdown   expand `::: quote …`, link `file.py:N` and object names, point panels at their recordings
@@ -212,14 +212,4 @@ def on_serve(server, config, builder):
     return server
 
 
-def on_config(config):
-    _expanded.open(config)
-
-
-def on_pre_build(config):
-    if editions.edition(config) == editions.DEFAULT:
-        _expanded.new_run()
-
-
-def on_shutdown():
-    _expanded.save()
+on_config, on_pre_build, on_shutdown = build_cache.kept_across_builds(_expanded)

@@ -35,7 +35,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
-from build_cache import DiskCache
+from build_cache import DiskCache, kept_across_builds
 from mkdocs.structure import pages
 from mkdocs.structure.files import Files
 from mkdocs.structure.toc import get_toc
@@ -246,14 +246,4 @@ def on_startup(command, dirty):
     Inventory.register = _recorded_inventory(_unwrapped(Inventory, "register"))
 
 
-def on_config(config):
-    _pages.open(config)
-
-
-def on_pre_build(config):
-    if editions.edition(config) == editions.DEFAULT:
-        _pages.new_run()
-
-
-def on_shutdown():
-    _pages.save()
+on_config, on_pre_build, on_shutdown = kept_across_builds(_pages)

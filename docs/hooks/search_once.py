@@ -28,8 +28,7 @@ import functools
 import re
 from importlib.metadata import version
 
-import editions  # docs/hooks/editions.py: MkDocs puts a hook's folder on sys.path while it loads it
-from build_cache import DiskCache
+from build_cache import DiskCache, kept_across_builds
 from material.plugins.search import plugin as search_plugin
 
 PRE = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
@@ -93,14 +92,4 @@ def on_startup(command, dirty):
     index.add_entry_from_context = _once(getattr(own, "__wrapped__", own))
 
 
-def on_config(config):
-    _pages.open(config)
-
-
-def on_pre_build(config):
-    if editions.edition(config) == editions.DEFAULT:
-        _pages.new_run()
-
-
-def on_shutdown():
-    _pages.save()
+on_config, on_pre_build, on_shutdown = kept_across_builds(_pages)
