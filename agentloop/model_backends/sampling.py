@@ -34,6 +34,16 @@ def candidates(logits: torch.Tensor, s: Sampling) -> tuple[torch.Tensor, torch.T
     return cand_ids[:kept], cand_probs[:kept] / cand_probs[:kept].sum()
 
 
+def draw(weights: torch.Tensor, generator: torch.Generator | None = None) -> int:
+    """One index of `weights`, each as often as its weight: one uniform number u, and the first index whose running
+    total passes u of the whole (as the panel's drawIndex does). One random number a draw, however many candidates
+    there are: torch.multinomial takes one a candidate, so a seeded run read other numbers wherever `kept` came out
+    otherwise, as top-p's float32 cut does on another CPU, and went another way from there."""
+    total = weights.double().cumsum(-1)
+    u = float(torch.rand((), generator=generator, dtype=torch.float64)) * float(total[-1])
+    return min(int((total <= u).sum()), len(weights) - 1)
+
+
 def sample(
     logits: torch.Tensor,
     s: Sampling,
@@ -71,7 +81,7 @@ def sample(
             if len(at):  # the guess was turned down: draw from the other candidates
                 weights = cand_probs.clone()
                 weights[at[0]] = 0
-            pick = int(torch.multinomial(weights, 1, generator=generator))
+            pick = draw(weights, generator)
         chosen, p_sampled = int(cand_ids[pick]), float(cand_probs[pick])
     # [/quote:draw]
 

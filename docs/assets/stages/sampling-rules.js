@@ -73,8 +73,8 @@ export function applySampling(cands, temperature, topK, topP) {
   };
 }
 
-// One draw from the kept tokens with their probabilities, as torch.multinomial weighs them; u in
-// [0, 1).
+// One draw from the kept tokens with their probabilities, as sampling.py's draw() makes it: the
+// first whose running total passes u, in [0, 1).
 export function drawIndex(pKept, u) {
   let r = u;
   let last = 0;
