@@ -25,7 +25,6 @@ float32. Run it alone on the machine: the ratios are measured in one run, side b
 from __future__ import annotations
 
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.prefill import machine, qwen3_5_0_8b  # noqa: E402
+from bench.prefill import machine, peak_rss_kib, qwen3_5_0_8b  # noqa: E402
 
 SHAPES = {  # name: (out_features, in_features), Qwen3.5-0.8B's
     "mlp up": (3584, 1024),
@@ -131,15 +130,6 @@ def real_size_model(way: str):
                 if isinstance(child, torch.nn.Linear):
                     setattr(module, name, PackedLinear(child))
     return model
-
-
-def peak_rss_kib() -> int:
-    """This process's peak resident memory since its exec (VmHWM): getrusage's ru_maxrss keeps the peak of the
-    process that forked it, here the parent, which held the lm_head's weights four ways."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def measure_real(way: str) -> dict:
