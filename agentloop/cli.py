@@ -20,12 +20,28 @@ def _models_train_tiny(args) -> int:
     from agentloop.training.distill import DRAFTER_RECIPES, distill_recipe
     from agentloop.training.train import train_recipe
 
+    if args.resume_after and not args.keep_phases:
+        print(
+            "train-tiny: --resume-after K needs --keep-phases DIR, where the run kept its phases",
+            file=sys.stderr,
+        )
+        return 2
     for family in args.family:
         if not args.drafter_only:
             kept = args.keep_phases and args.keep_phases / family
-            print(
-                train_recipe(family, MODELS_DIR, args.threads, recipe=args.recipe, phases_dir=kept)
-            )
+            try:
+                trained = train_recipe(
+                    family,
+                    MODELS_DIR,
+                    args.threads,
+                    recipe=args.recipe,
+                    phases_dir=kept,
+                    resume_after=args.resume_after,
+                )
+            except ValueError as exc:  # a phase to resume from that is not this run's
+                print(f"train-tiny: {exc}", file=sys.stderr)
+                return 2
+            print(trained)
         if family in DRAFTER_RECIPES:  # then its MTP drafter, distilled from the model just trained
             print(distill_recipe(family, MODELS_DIR, threads=args.threads))
     return 0
@@ -297,6 +313,13 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="keep each phase's weights in DIR/<family>/phase-<i>, to measure them with eval-tiny --model",
+    )
+    tr.add_argument(
+        "--resume-after",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --keep-phases: go on with the same run from its kept phase-K (a recipe longer than a session)",
     )
     tr.add_argument(
         "--drafter-only",

@@ -9,6 +9,7 @@ import io
 import json
 import random
 import re
+import shutil
 
 import pytest
 
@@ -334,6 +335,42 @@ def test_train_tiny_keeps_each_phase_where_asked(tmp_path, monkeypatch):
     assert [p["seed"] for p in first] == [0] and [p["seed"] for p in last] == [0, 1]
     assert (kept / "qwen3_5" / "phase-1" / "model.safetensors").is_file()
     assert not (kept / "qwen3_5" / "phase-2").exists()
+
+
+def test_train_tiny_resumes_a_run_from_its_kept_phase_as_if_it_had_not_stopped(
+    tmp_path, monkeypatch, capsys
+):
+    """`train-tiny --keep-phases DIR --resume-after K`: a recipe longer than a session goes on from its kept
+    phase-K and trains the same weights as the whole run (each phase starts from saved weights, a fresh optimizer
+    and its own seed). It refuses a kept phase of another recipe. Two one-step phases on tiny-qwen3_5."""
+    from agentloop.cli import main
+    from agentloop.paths import MODELS_DIR
+    from agentloop.training import train
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny-qwen3_5").symlink_to(MODELS_DIR / "tiny-qwen3_5")
+    phases = [{"steps": 1, "lr": 1e-3, "seed": 0}, {"steps": 1, "lr": 1e-3, "seed": 1}]
+    monkeypatch.setitem(train.RECIPE_SETS, "single", {"qwen3_5": phases})
+    monkeypatch.setattr("agentloop.paths.MODELS_DIR", models)
+    kept, agent = tmp_path / "phases", models / "agent-qwen3_5"
+    train_tiny = ["models", "train-tiny", "--family", "qwen3_5", "--keep-phases", str(kept)]
+    assert main(train_tiny) == 0
+    whole = (agent / "model.safetensors").read_bytes()
+    shutil.rmtree(agent)
+    assert main([*train_tiny, "--resume-after", "1"]) == 0
+    assert (agent / "model.safetensors").read_bytes() == whole
+    assert [p["seed"] for p in json.loads((agent / "training.json").read_text())["phases"]] == [
+        0,
+        1,
+    ]
+    # Another recipe's first phase is not this run's.
+    monkeypatch.setitem(
+        train.RECIPE_SETS, "single", {"qwen3_5": [{**phases[0], "seed": 5}, phases[1]]}
+    )
+    assert main([*train_tiny, "--resume-after", "1"]) == 2
+    assert "is not phases 1 to 1 of this recipe" in capsys.readouterr().err
+    assert main(["models", "train-tiny", "--family", "qwen3_5", "--resume-after", "1"]) == 2
 
 
 # ---- Conversations of several questions (issue 41: sessions.py) --------------------------------------------------

@@ -13,6 +13,7 @@ seeded, and the number of steps is fixed rather than timed.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import random
 import tempfile
@@ -265,6 +266,22 @@ SESSION_RECIPES = {
 RECIPE_SETS = {"single": RECIPES, "sessions": SESSION_RECIPES}
 
 
+def kept_phase(kept: Path, phases: list[dict], k: int) -> Path:
+    """kept/phase-k, checked to hold phases 1..k of `phases` (its training.json lists each phase trained):
+    a run resumes only from its own recipe's phases, never from another model."""
+    folder = kept / f"phase-{k}"
+    if not 0 < k < len(phases):
+        raise ValueError(f"--resume-after takes a phase between 1 and {len(phases) - 1}")
+    try:
+        done = json.loads((folder / "training.json").read_text())["phases"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"no kept phase {k} at {folder}: {exc}") from None
+    trained = [{key: record.get(key) for key in phase} for record, phase in zip(done, phases)]
+    if len(done) != k or trained != phases[:k]:
+        raise ValueError(f"{folder} is not phases 1 to {k} of this recipe: {done}")
+    return folder
+
+
 def train_recipe(
     family: str,
     models_dir: Path,
@@ -272,16 +289,23 @@ def train_recipe(
     log=print,
     recipe: str = "single",
     phases_dir: Path | None = None,
+    resume_after: int = 0,
 ) -> Path:
     """tiny-<family> through every phase of its recipe (RECIPE_SETS[recipe]) into agent-<family>. Each phase
     before the last is a checkpoint of its own, in a temporary folder, or kept in `phases_dir` as phase-<i>
-    (`eval-tiny --model` measures it: which phase taught or lost a skill)."""
+    (`eval-tiny --model` measures it: which phase taught or lost a skill). `resume_after` k: the same run,
+    from its kept phase-k on (a recipe longer than one session). Each phase starts from the last one's saved
+    weights with a fresh optimizer and its own seed, so a resumed run trains what the whole run would."""
     out = models_dir / f"agent-{family}"
     phases = RECIPE_SETS[recipe][family]
     with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
         between = Path(phases_dir or tmp)
         base = models_dir / f"tiny-{family}"
+        if resume_after:
+            base = kept_phase(between, phases, resume_after)
         for i, phase in enumerate(phases):
+            if i < resume_after:
+                continue
             target = out if i == len(phases) - 1 else between / f"phase-{i + 1}"
             log(f"{family}: phase {i + 1} of {len(phases)}: {phase}")
             train(str(base), target, batch_size=24, threads=threads, log=log, **phase)
