@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.prefill import machine, peak_rss_kib, qwen3_5_0_8b  # noqa: E402
+from bench.prefill import machine, peak_rss_kib, real_size_config  # noqa: E402
 
 SHAPES = {  # name: (out_features, in_features), Qwen3.5-0.8B's
     "mlp up": (3584, 1024),
@@ -110,21 +110,13 @@ def real_size_model(way: str):
     """Qwen3.5-0.8B's text model with random weights, in `way`."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from agentloop.paths import MODELS_DIR
-
-    tiny = json.loads((MODELS_DIR / "tiny-qwen3_5" / "config.json").read_text())["text_config"]
-    ids = {
-        k: v
-        for k, v in tiny.items()
-        if k in ("eos_token_id", "pad_token_id", "bos_token_id", "model_type")
-    }
-    config = AutoConfig.for_model(**{**ids, **qwen3_5_0_8b(), "tie_word_embeddings": True})
+    text = real_size_config("qwen3_5")["text_config"]
+    config = AutoConfig.for_model(**{**text, "tie_word_embeddings": True})
     torch.manual_seed(0)
     dtype = torch.float32 if way == "float32" else torch.bfloat16
     model = AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
-    if (
-        way == "oneDNN bf16"
-    ):  # each layer's weights freed once packed (the tied lm_head's stay: the embedding's)
+    if way == "oneDNN bf16":
+        # Each layer's weights are freed once packed; the tied lm_head's stay, as the embedding's.
         for module in model.modules():
             for name, child in list(module.named_children()):
                 if isinstance(child, torch.nn.Linear):
@@ -140,9 +132,8 @@ def measure_real(way: str) -> dict:
     with torch.inference_mode():
         model(input_ids=ids[:, :16])  # warm-up
         prefills = []
-        for _ in range(
-            3
-        ):  # the median of three: one prefill's time varies by a third on a shared machine
+        # The median of three: one prefill's time varies by a third on a shared machine.
+        for _ in range(3):
             t0 = time.perf_counter()
             out = model(input_ids=ids, use_cache=True)
             prefills.append(time.perf_counter() - t0)

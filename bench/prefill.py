@@ -88,6 +88,18 @@ def gemma4_e2b() -> dict:
     )
 
 
+def real_size_config(family: str) -> dict:
+    """tiny-<family>'s config.json with the real model's text config in place of its own."""
+    config = json.loads((MODELS_DIR / f"tiny-{family}" / "config.json").read_text())
+    text = config["text_config"]
+    real = qwen3_5_0_8b() if family == "qwen3_5" else gemma4_e2b()
+    # The tiny model's special-token ids stay valid: they are below the real vocabulary's size.
+    kept = ("eos_token_id", "pad_token_id", "bos_token_id", "model_type")
+    config["text_config"] = {**{k: v for k, v in text.items() if k in kept}, **real}
+    config["tie_word_embeddings"] = True
+    return config
+
+
 def build_real_size(family: str, folder: Path, weights: bool = True) -> dict:
     """A random-weight model of the real size in `folder`, with the tiny checkpoint's tokenizer and
     template (its ids are a subset of the real vocabulary's rows). Returns the parameter counts by
@@ -95,15 +107,8 @@ def build_real_size(family: str, folder: Path, weights: bool = True) -> dict:
     from transformers import AutoConfig, AutoModelForMultimodalLM
 
     tiny = MODELS_DIR / f"tiny-{family}"
-    config = json.loads((tiny / "config.json").read_text())
-    text = config["text_config"]
-    real = qwen3_5_0_8b() if family == "qwen3_5" else gemma4_e2b()
-    # The tiny model's special-token ids stay valid: they are below the real vocabulary's size.
-    kept = ("eos_token_id", "pad_token_id", "bos_token_id", "model_type")
-    config["text_config"] = {**{k: v for k, v in text.items() if k in kept}, **real}
-    config["tie_word_embeddings"] = True
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text(json.dumps(real_size_config(family)))
     for f in tiny.iterdir():
         if f.name != "config.json" and not f.name.endswith(".safetensors") and f.is_file():
             shutil.copy(f, folder / f.name)

