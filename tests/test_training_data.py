@@ -326,7 +326,7 @@ def test_train_tiny_keeps_each_phase_where_asked(tmp_path, monkeypatch):
         {"steps": 1, "lr": 1e-3, "seed": 0},
         {"steps": 1, "lr": 1e-3, "seed": 1, "sort_share": 0.5},
     ]
-    monkeypatch.setitem(train.RECIPE_SETS, "single", {"qwen3_5": phases})
+    monkeypatch.setitem(train.RECIPES, "qwen3_5", phases)
     monkeypatch.setattr("agentloop.paths.MODELS_DIR", models)
     kept = tmp_path / "phases"
     assert main(["models", "train-tiny", "--family", "qwen3_5", "--keep-phases", str(kept)]) == 0
@@ -351,7 +351,7 @@ def test_train_tiny_resumes_a_run_from_its_kept_phase_as_if_it_had_not_stopped(
     models.mkdir()
     (models / "tiny-qwen3_5").symlink_to(MODELS_DIR / "tiny-qwen3_5")
     phases = [{"steps": 1, "lr": 1e-3, "seed": 0}, {"steps": 1, "lr": 1e-3, "seed": 1}]
-    monkeypatch.setitem(train.RECIPE_SETS, "single", {"qwen3_5": phases})
+    monkeypatch.setitem(train.RECIPES, "qwen3_5", phases)
     monkeypatch.setattr("agentloop.paths.MODELS_DIR", models)
     kept, agent = tmp_path / "phases", models / "agent-qwen3_5"
     train_tiny = ["models", "train-tiny", "--family", "qwen3_5", "--keep-phases", str(kept)]
@@ -365,9 +365,7 @@ def test_train_tiny_resumes_a_run_from_its_kept_phase_as_if_it_had_not_stopped(
         1,
     ]
     # Another recipe's first phase is not this run's.
-    monkeypatch.setitem(
-        train.RECIPE_SETS, "single", {"qwen3_5": [{**phases[0], "seed": 5}, phases[1]]}
-    )
+    monkeypatch.setitem(train.RECIPES, "qwen3_5", [{**phases[0], "seed": 5}, phases[1]])
     assert main([*train_tiny, "--resume-after", "1"]) == 2
     assert "is not phases 1 to 1 of this recipe" in capsys.readouterr().err
     assert main(["models", "train-tiny", "--family", "qwen3_5", "--resume-after", "1"]) == 2
@@ -403,7 +401,8 @@ def test_sessions_hold_every_kind_of_later_question():
     # each kind a reasonable share of the later questions: none crowds out the others
     share = lambda test: sum(map(test, later)) / len(later)  # noqa: E731
     assert 0.05 < share(lambda t: t.denied) < 0.2
-    assert 0.15 < share(lambda t: t.kind == "follow_up") < 0.35
+    # follow-ups: about a sixth (LATER_WEIGHTS), 0.14 to 0.17 of these 800 by the seed
+    assert 0.1 < share(lambda t: t.kind == "follow_up") < 0.3
 
 
 def test_each_later_question_is_answered_by_its_own_call_with_the_right_code():
@@ -735,3 +734,40 @@ def test_pi_rows_are_what_the_endpoint_renders_for_pis_requests(family, tiny):
     prefix, got = pi_rows(b, random.Random(4), 12)
     assert len(got) == 12 and "pi, a coding agent harness" in prefix
     assert all(any(mine) for _, mine in got)
+
+
+def test_a_save_is_asked_in_words_composed_from_parts():
+    """Issue 41: six whole sentences taught agent-qwen3_5 the sentences, not the request (no held-out save
+    succeeded). Composed, every verb comes with the numbers in each of their forms, or the file first."""
+    from agentloop.training.phrasing import SAVE_VERBS, follow_up_question
+
+    rng = random.Random(11)
+    asked = [
+        follow_up_question(rng, "write", list=[4, 8, 15, 16], name="numbers.txt")
+        for _ in range(600)
+    ]
+    assert len(set(asked)) > 500
+    for verb in SAVE_VERBS:
+        assert any(re.search(rf"\b{verb}\b", q, re.I) for q in asked), verb
+    assert any(re.search(r"numbers\.txt: 4", q) for q in asked)  # the file named first
+    assert all(re.search(r"4\D+8\D+15\D+16", q) and "numbers.txt" in q for q in asked)
+
+
+def test_pis_prompt_in_training_names_pi_in_many_checkouts():
+    """pi's prompt names the folder npm put pi in, which is in the reader's checkout: training draws this
+    checkout's about half the time, and other plausible ones otherwise, so that no one path is part of what
+    the model learned."""
+    from agentloop.harnesses.pi.command import PI_CLI
+    from agentloop.training.pi_format import pi_folder, system_prompt
+
+    rng = random.Random(12)
+    folders = [pi_folder(rng) for _ in range(400)]
+    here = PI_CLI.parents[2]
+    assert 0.4 < folders.count(here) / len(folders) < 0.6
+    others = {f for f in folders if f != here}
+    assert len(others) > 30
+    assert all(
+        f.parts[-3:] == ("node_modules", "@earendil-works", "pi-coding-agent") for f in others
+    )
+    drawn = next(iter(others))
+    assert f"- Main documentation: {drawn}/README.md" in system_prompt(rng, drawn)

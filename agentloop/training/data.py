@@ -147,11 +147,11 @@ def pi_rows(
     backend, rng: random.Random, size: int, descending_share: float = DESCENDING_SHARE
 ) -> tuple[str, list[tuple[list[int], list[bool]]]]:
     """A batch's worth of single questions run through pi (pi_format.py), thinking off: the prefix they share
-    (pi's system prompt and tools, drawn once a batch, so the prefix cache holds them) and `size` rows after it;
-    that share of its sorts asked largest first."""
-    from agentloop.training.pi_format import pi_messages, system_prompt
+    (pi's system prompt, naming where a checkout put pi, and its tools, drawn once a batch, so the prefix cache
+    holds them) and `size` rows after it; that share of its sorts asked largest first."""
+    from agentloop.training.pi_format import pi_folder, pi_messages, system_prompt
 
-    system, key = system_prompt(rng), backend.family.thinking_key
+    system, key = system_prompt(rng, pi_folder(rng)), backend.family.thinking_key
     rendered: list[list[list[tuple[str, bool]]]] = []
     while sum(map(len, rendered)) < size or len({r[0][0][0] for r in rendered}) < 2:
         t = task(rng, descending_share=descending_share)

@@ -514,6 +514,51 @@ def plain_question(rng: random.Random, kind: str, **values) -> str:
 
 
 # ---- A conversation's later questions (sessions.py): follow-ups, retries, files written and read back ----------
+# A request to save numbers, composed as first questions are: a verb, the numbers, a word that puts the file
+# after them, or the file named first. With six whole sentences instead, agent-qwen3_5 saved the numbers in 15 of
+# 20 conversations worded as training words them and in none of 20 worded otherwise: it had learned the
+# sentences, not the request. SAVE_OPENERS go before and CLOSERS after (follow_up_question).
+SAVE_VERBS = {  # the verb -> the words that may put the file after the numbers
+    "save": ("to", "in", "into"),
+    "write": ("to", "into", "in"),
+    "put": ("in", "into"),
+    "store": ("in",),
+    "keep": ("in",),
+    "record": ("in",),
+    "place": ("in", "into"),
+    "dump": ("into", "in"),
+}
+SAVE_NUMBERS = ("{list}", "the numbers {list}", "these numbers: {list},", "the list {list}")
+SAVE_FRAMES = (
+    *(
+        f"{verb} {numbers} {into} {{file}}"
+        for verb, intos in SAVE_VERBS.items()
+        for numbers in SAVE_NUMBERS
+        for into in intos
+    ),
+    *(
+        f"{verb} {into} {{file}}: {{list}}"
+        for verb in ("save", "write", "put")
+        for into in SAVE_VERBS[verb]
+    ),
+    "create {file} with {list} in it",
+    "create {file} holding {list}",
+    "make a file {file} containing {list}",
+    "make {file} and put {list} in it",
+    "{file} should hold {list}",
+    "{list} go in {file}",
+)
+SAVE_OPENERS = ("",) * 5 + (
+    "Please ",
+    "Now ",
+    "Next, ",
+    "OK, ",
+    "Also ",
+    "And ",
+    "Then ",
+    "Can you ",
+)
+
 # Each kind's frames name the values a later question carries; a follow-up refers to the earlier question's
 # result or list without repeating it ("and times 2?"). Their held-out counterparts are held_out_phrasings.py's.
 FOLLOW_UP_FRAMES = {
@@ -581,14 +626,7 @@ FOLLOW_UP_FRAMES = {
         "Sorry, that was a mistake. Run it.",
         "You may run it now.",
     ),
-    "write": (  # a list of numbers saved in a file of /data
-        "Save {list} to {file}.",
-        "Write {list} into {file}.",
-        "Put the numbers {list} in {file}.",
-        "store {list} in {file}",
-        "Create {file} with {list} in it.",
-        "Please save the numbers {list} in {file}.",
-    ),
+    "write": SAVE_FRAMES,  # a list of numbers saved in a file of /data, composed below
     "read_sum": (
         "What is the sum of the numbers in {file}?",
         "add up the numbers in {file}",
@@ -611,7 +649,8 @@ FOLLOW_UP_FRAMES = {
 
 
 def follow_up_question(rng: random.Random, kind: str, **values) -> str:
-    """A later question of `kind` as training words it (FOLLOW_UP_FRAMES), its values in their forms, typed."""
+    """A later question of `kind` as training words it (FOLLOW_UP_FRAMES), its values in their forms, typed; a
+    request to save, inside an opener and a closer too."""
     if "name" in values:
         values["file"] = rng.choice(FILE_FORMS).format(name=values["name"])
     if "list" in values:
@@ -619,4 +658,16 @@ def follow_up_question(rng: random.Random, kind: str, **values) -> str:
     for key in ("unit",):
         if key in values:
             values[key] = rng.choice(UNIT_NAMES[values[key]])
-    return typed(rng, rng.choice(FOLLOW_UP_FRAMES[kind]).format(**values))
+    question = rng.choice(FOLLOW_UP_FRAMES[kind]).format(**values)
+    if kind == "write":
+        question = save_request(rng, question)
+    return typed(rng, question)
+
+
+def save_request(rng: random.Random, request: str) -> str:
+    """A composed request to save (SAVE_FRAMES, filled) as a sentence: an opener, a closer, and its mark."""
+    opener, closer = rng.choice(SAVE_OPENERS), rng.choice(CLOSERS)
+    if not opener:
+        request = request[0].upper() + request[1:]
+    question = opener + request.rstrip(",") + closer
+    return question if question[-1] in "?.!" else question + ("?" if opener == "Can you " else ".")

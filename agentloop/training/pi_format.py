@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agentloop.harnesses.model_endpoint import conversation_from
 from agentloop.harnesses.pi.command import PI_CLI
+from agentloop.paths import ROOT
 from agentloop.training.conversations import Task
 
 STORED = Path(__file__).with_name("pi_request.json")
@@ -36,18 +37,43 @@ def captured() -> dict:
     return json.loads(STORED.read_text())
 
 
-def system_prompt(rng: random.Random) -> str:
+def system_prompt(rng: random.Random, pi_folder: Path | None = None) -> str:
     """pi's system prompt as PiHarness has pi write it with pi's own tools (settings.pi_tools "pi"): the
     working folder it names is /data, where the extension runs the tools, and the sandboxed bash brings no
-    guideline of its own (pi's local bash adds one about PI_* variables); a date, and where npm put pi in this
-    checkout. The rng is kept for the date."""
+    guideline of its own (pi's local bash adds one about PI_* variables); a date, and where npm put pi
+    (`pi_folder`, else in this checkout). The rng is kept for the date."""
     day = date(2026, 1, 1) + timedelta(days=rng.randint(0, 700))
     text = captured()["system_prompt"].replace(LOCAL_BASH_GUIDELINE, "")
     return (
         text.replace("{cwd}", "/data")
         .replace("{date}", day.isoformat())
-        .replace("{pi}", str(PI_CLI.parents[2]))
+        .replace("{pi}", str(pi_folder or PI_CLI.parents[2]))
     )
+
+
+# pi names its own folder in its prompt (where its docs are), and that folder is in the reader's checkout: CI's
+# clone, a laptop's, this machine's. A model trained on one checkout's path reads another's as text it never saw
+# before the question, so training draws the checkout: this one's half the time, else one of these.
+CHECKOUT_PARENTS = (
+    "/root", "/home/ana", "/home/li", "/home/runner/work", "/Users/sam", "/Users/mei", "/work", "/opt",
+    "/srv", "/tmp", "/builds", "/home/dev/code",
+)  # fmt: skip
+CHECKOUT_NAMES = (
+    "agentloop",
+    "src/agentloop",
+    "agentloop-main",
+    "projects/agentloop",
+    "main",
+    "repo",
+)
+
+
+def pi_folder(rng: random.Random) -> Path:
+    """Where npm put pi in a reader's checkout, as training draws it (CHECKOUT_PARENTS, CHECKOUT_NAMES)."""
+    here = PI_CLI.parents[2]
+    if rng.random() < 0.5:
+        return here
+    return Path(rng.choice(CHECKOUT_PARENTS), rng.choice(CHECKOUT_NAMES), here.relative_to(ROOT))
 
 
 def bash_command(code: str) -> str:
