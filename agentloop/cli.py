@@ -34,7 +34,6 @@ def _models_train_tiny(args) -> int:
                     family,
                     MODELS_DIR,
                     args.threads,
-                    recipe=args.recipe,
                     phases_dir=kept,
                     resume_after=args.resume_after,
                 )
@@ -300,13 +299,6 @@ def parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's own choice)"
-    )
-    tr.add_argument(
-        "--recipe",
-        choices=["single", "sessions"],
-        default="single",
-        help="single: the committed models' recipes (training/train.py RECIPES); sessions: the next ones, with "
-        "conversations of several questions and pi's format where RECIPES have none (SESSION_RECIPES)",
     )
     tr.add_argument(
         "--keep-phases",

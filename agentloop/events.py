@@ -96,11 +96,21 @@ FIELDS: dict[str, tuple[str, ...]] = {
 OPTIONAL: dict[str, tuple[str, ...]] = {
     # question: the reader's question this run answers (a replay draws it as the reader's turn).
     # The model's facts, as GET /api/status names them (model_backends/facts.py's model_facts), so the
-    # run's Model tab shows the model that ran, replayed anywhere: backend (what ran it), device and dtype
-    # (None on a vLLM server, which keeps its weights), specs (config.json's shape), media ({reads,
-    # refused: {kind: {en, zh}}}) and defaults (the checkpoint's {temperature, top_p, top_k}). Optional:
-    # recordings made before them lack them, and pi asking one of its own models has none to tell.
-    "run_start": ("question", "backend", "device", "dtype", "specs", "media", "defaults"),
+    # run's Model tab shows the model that ran, replayed anywhere: backend (what ran it), device, dtype and
+    # precision (why that dtype; these three None on a vLLM server, which keeps its weights), specs
+    # (config.json's shape), media ({reads, refused: {kind: {en, zh}}}) and defaults (the checkpoint's
+    # {temperature, top_p, top_k}). Optional: recordings made before them lack them, and pi asking one of
+    # its own models has none to tell.
+    "run_start": (
+        "question",
+        "backend",
+        "device",
+        "dtype",
+        "precision",
+        "specs",
+        "media",
+        "defaults",
+    ),
     # role_tokens: of the prompt's n_tokens, how many each role's messages take ({"system": 120, …};
     # the opened reply the template adds at the end counts as the assistant's). Optional only for
     # recordings made before it (ch11's, recorded against vLLM); every harness sends it.

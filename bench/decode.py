@@ -4,8 +4,9 @@ at Qwen3.5-0.8B's real size.
 Prints, one a line and last: the ratio of tokens/s (generate() ÷ model.generate(), greedy, 512 tokens; target
 ≥ 0.95) for each tiny model, and the cost of the token at position 2,000 ÷ the cost at position 100, detokenization
 and event building included (target ≤ 1.2), beside the same for the model's forward passes alone. Then the same tokens/s ratio for a random-weight model of
-Qwen3.5-0.8B's real size (bench/prefill.py builds it in a temporary folder; 48 tokens a side, float32 on this CPU:
-target ≥ 0.97, the loop within 3 % of model.generate()). Both sides of each ratio are measured in this one run,
+Qwen3.5-0.8B's real size (bench/prefill.py builds it in a temporary folder; 48 tokens a side, in the precision
+SimpleBackend picks here, bfloat16 on a CPU with bfloat16 instructions: model_backends/precision.py; target ≥ 0.97,
+the loop within 3 % of model.generate()). Both sides of each ratio are measured in this one run,
 interleaved.
 
     python bench/decode.py            # tiny models, then the real size

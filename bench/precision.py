@@ -13,8 +13,10 @@ It prints the CPU's bfloat16 features (AMX, AVX512-BF16) and torch's CPU capabil
 several runs, the ratio float32 / that way (above 1: faster than float32), and the weights' bytes each way.
 
 With --real it then runs the whole of Qwen3.5-0.8B's text model (random weights, built in memory from
-bench/prefill.py's config) three ways, each in a process of its own so that its peak memory is its own: float32,
-bfloat16, and bfloat16 with every linear layer's weights packed by oneDNN as above. For each: the seconds of a
+bench/prefill.py's config) four ways, each in a process of its own so that its peak memory is its own: float32,
+bfloat16, bfloat16 with every linear layer's weights packed by oneDNN as above (agentloop's PackedLinear), and
+the same but for the lm_head tied to the embedding, left plain, as SimpleBackend packs a model
+(model_backends/precision.py's pack_linears). For each: the seconds of a
 512-token prefill (median of three), decode tokens/s (median of 20 one-token passes with the cache), peak RSS, and their ratios to
 float32. Run it alone on the machine: the ratios are measured in one run, side by side.
 
@@ -35,6 +37,12 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from agentloop.model_backends.precision import (  # noqa: E402
+    PACKED_FOR_ROWS,
+    PackedLinear,
+    cpu_flags,
+    pack_linears,
+)
 from bench.prefill import machine, peak_rss_kib, real_size_config  # noqa: E402
 
 SHAPES = {  # name: (out_features, in_features), Qwen3.5-0.8B's
@@ -42,18 +50,12 @@ SHAPES = {  # name: (out_features, in_features), Qwen3.5-0.8B's
     "mlp down": (1024, 3584),
     "lm_head": (248_320, 1024),
 }
-PREFILL_ROWS = 512
+PREFILL_ROWS = PACKED_FOR_ROWS  # what SimpleBackend packs its weights for
 RUNS = {1: 41, PREFILL_ROWS: 7}  # more runs where one is short
 
 
 def cpu_features() -> str:
-    flags = set()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
+    flags = cpu_flags()
     have = [f for f in ("amx_bf16", "amx_tile", "avx512_bf16", "avx512f") if f in flags]
     return ", ".join(have) or "none of amx_bf16, avx512_bf16, avx512f"
 
@@ -88,22 +90,7 @@ def ways(weight32: torch.Tensor, rows: int) -> dict:
 
 # -- the whole model ----------------------------------------------------------------------------------------------
 
-WAYS = ("float32", "bfloat16", "oneDNN bf16")
-
-
-class PackedLinear(torch.nn.Module):
-    """A linear layer whose bfloat16 weights oneDNN reordered once (for 512 rows: they serve one row as fast)."""
-
-    def __init__(self, linear: torch.nn.Linear):
-        super().__init__()
-        weight = linear.weight.detach().to(torch.bfloat16)
-        self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, PREFILL_ROWS)
-        self.bias, self.out_features = linear.bias, weight.shape[0]
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows = x.reshape(-1, x.shape[-1])
-        y = torch.ops.mkldnn._linear_pointwise(rows, self.packed, self.bias, "none", [], "")
-        return y.reshape(*x.shape[:-1], self.out_features)
+WAYS = ("float32", "bfloat16", "oneDNN bf16", "oneDNN bf16, tied lm_head plain")
 
 
 def real_size_model(way: str):
@@ -116,11 +103,13 @@ def real_size_model(way: str):
     dtype = torch.float32 if way == "float32" else torch.bfloat16
     model = AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
     if way == "oneDNN bf16":
-        # Each layer's weights are freed once packed; the tied lm_head's stay, as the embedding's.
+        # Every linear layer, the tied lm_head too: its packed copy stays beside the embedding's weights.
         for module in model.modules():
             for name, child in list(module.named_children()):
                 if isinstance(child, torch.nn.Linear):
                     setattr(module, name, PackedLinear(child))
+    elif way == "oneDNN bf16, tied lm_head plain":
+        pack_linears(model)  # as SimpleBackend packs them (model_backends/precision.py)
     return model
 
 

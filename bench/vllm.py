@@ -4,7 +4,7 @@ streamed client.
 A vLLM server serves agent-qwen3_5 (started here from .venv-vllm, `make vllm`, and stopped at the
 end; or the one at $VLLM_URL). Each round, interleaved: VLLMBackend.generate()
 (/inference/v1/generate and /v1/completions), a bare client that streams /v1/completions with the
-same request body and only counts tokens, and SimpleBackend (transformers, float32 on this CPU).
+same request body and only counts tokens, and SimpleBackend (transformers; float32 for this tiny model).
 Every side decodes the same N tokens greedily (stop tokens off). Prints tokens/s and time to first
 token for each, then the ratios (medians over the rounds), last: VLLMBackend ÷ SimpleBackend, and
 VLLMBackend ÷ bare client (what the per-token events cost; target ≥ 0.9). The server's prefix cache

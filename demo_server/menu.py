@@ -7,7 +7,6 @@ agentloop.model_backends.facts' (run_start carries them too).
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 from agentloop import model_families, paths
@@ -67,7 +66,7 @@ def model_menu() -> list[dict]:
                     "family": family.key,
                     "downloaded": True,
                     "bytes": _bytes(folder),
-                    "parameters": _parameters(folder),
+                    "parameters": model_folder.parameter_count(folder),
                     "size": None,
                     "description": _describe_local(folder, kind, family.name),
                     "default": folder.name == default,
@@ -91,7 +90,7 @@ def model_menu() -> list[dict]:
                 "family": info["family"],
                 "downloaded": bool(snapshots),
                 "bytes": _bytes(cache / "blobs") if snapshots else None,
-                "parameters": _parameters(snapshots[-1]) if snapshots else None,
+                "parameters": model_folder.parameter_count(snapshots[-1]) if snapshots else None,
                 "size": info["size"],
                 "description": _describe_real(model_id, info, bool(snapshots)),
                 "default": model_id == default,
@@ -145,23 +144,3 @@ def _describe_real(model_id: str, info: dict, downloaded: bool) -> dict:
 
 def _bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
-
-
-def _parameters(folder: Path) -> int | None:
-    """The parameter count, from the safetensors headers alone (8 bytes of length, then JSON)."""
-    total, found = 0, False
-    for path in folder.glob("*.safetensors"):
-        try:
-            with open(path, "rb") as f:
-                (length,) = struct.unpack("<Q", f.read(8))
-                header = json.loads(f.read(min(length, 100_000_000)))
-        except (OSError, ValueError, struct.error):
-            return None
-        for name, entry in header.items():
-            if name != "__metadata__":
-                n = 1
-                for d in entry.get("shape", []):
-                    n *= d
-                total += n
-        found = True
-    return total if found else None

@@ -66,7 +66,7 @@ class CurrentModel:
             on = (
                 facts.runs_on(b)
                 if b
-                else {"backend": "transformers", "device": None, "dtype": None}
+                else {"backend": "transformers", "device": None, "dtype": None, "precision": None}
             )
             return {
                 "ok": b is not None or self.loading,
@@ -80,6 +80,7 @@ class CurrentModel:
                 "where": self.backends.where(on["backend"]) if b else None,
                 "device": on["device"],
                 "dtype": on["dtype"],
+                "precision": on["precision"],
                 "busy": self.run is not None or self.starting,
                 "loading": self.loading,
                 "loading_model": self.load.model if self.loading and self.load else None,

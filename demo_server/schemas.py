@@ -324,6 +324,11 @@ class Status(BaseModel):
     )
     device: str | None
     dtype: str | None
+    precision: str | None = Field(
+        None,
+        description="Why the weights are in that dtype, a key of agentloop/model_backends/precision.py's WHY "
+        "(gpu, cpu_bfloat16, cpu_float32, tiny, asked); null with no model loaded or on a vLLM server.",
+    )
     busy: bool = Field(
         description="A run is using the model, or a run's attachments are being checked for it (a new "
         "run or a model switch is refused)."

@@ -66,7 +66,12 @@ def test_run_start_says_what_the_model_is(backend, tmp_path):
         specs["layers"] == text["num_hidden_layers"] and specs["vocabulary"] == text["vocab_size"]
     )
     assert specs["context_length"] == backend.context_length and specs["parameters"] > 0
-    assert (start["backend"], start["device"], start["dtype"]) == ("transformers", "cpu", "float32")
+    assert (start["backend"], start["device"], start["dtype"], start["precision"]) == (
+        "transformers",
+        "cpu",
+        "float32",
+        "tiny",
+    )
     assert start["media"] == {"reads": list(backend.modalities), "refused": backend.media_refused}
     s = backend.sampling_defaults
     assert start["defaults"] == {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k}

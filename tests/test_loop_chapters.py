@@ -529,21 +529,27 @@ def test_ch12_the_thoughts_the_chapter_quotes_are_the_models_own(name, said):
     assert only(evs, "tool_call")[0]["args"]["code"] == "print(48213 * 9127)"
 
 
-def test_ch02_and_ch12_say_where_gemmas_answer_drops_digits():
-    # Both chapters replay agent-gemma4 answering the running question with thinking on; chapter 12 quotes the
-    # step-2 thought and the answer, chapter 2 says the answer drops digits exactly when it does.
-    evs = recording("ch12-thinking-gemma")
-    output = only(evs, "tool_result")[0]["output"].strip()
-    thought = "".join(
-        t["text"] for t in only(evs, "token") if t["step"] == 2 and t["channel"] == "thought"
-    ).removeprefix("thought\n")
-    final = evs[-1]["final"]
+def test_ch02_and_ch12_say_what_the_answers_after_thinking_state():
+    # Both chapters replay the trained toys answering the running question with thinking on; chapter 12 quotes each
+    # step-2 thought and answer, chapter 2 says the answers state the tool's number exactly when both do.
     text = " ".join(chapter("12").read_text(encoding="utf-8").split())
-    assert f"Gemma 4 thinks `{thought}` and then answers `{final}`" in text
-    ch02 = recording("ch02-gemma4")[-1]["final"]
-    dropped = output not in ch02
+    thoughts, states = set(), []
+    for name, family in (("ch12-thinking-gemma", "Gemma 4"), ("ch12-thinking-qwen", "Qwen3.5")):
+        evs = recording(name)
+        output = only(evs, "tool_result")[0]["output"].strip()
+        thought = "".join(
+            t["text"] for t in only(evs, "token") if t["step"] == 2 and t["channel"] == "thought"
+        )
+        thoughts.add(thought.removeprefix("thought\n").strip())
+        assert f"{family} `{evs[-1]['final']}`" in text
+        states.append(output in evs[-1]["final"])
+    assert len(thoughts) == 1 and f"both think `{thoughts.pop()}`" in text
+    assert all(states)
+    finals = [recording(name)[-1]["final"] for name in ("ch02-gemma4", "ch02-qwen3_5")]
+    output = only(recording("ch02-gemma4"), "tool_result")[0]["output"].strip()
     text = " ".join(chapter("02").read_text(encoding="utf-8").split())
-    assert dropped == ("the answer drops digits the tool printed" in text)
+    both = all(output in final for final in finals)
+    assert both == ("In both runs the answer states the number the tool printed" in text)
 
 
 def measured(model: str) -> dict[str, dict[str, tuple[float, int, int]]]:
@@ -619,7 +625,7 @@ def test_ch03_and_ch10_quote_the_model_cards():
 def test_ch03_gives_each_training_run_as_its_training_json_records_it():
     # Phases, steps and minutes (each phase's, summed) as `train-tiny` wrote them next to the weights.
     text = " ".join(chapter("03").read_text(encoding="utf-8").split())
-    words = {7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+    words = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven"}
     for model in ("agent-gemma4", "agent-qwen3_5"):
         phases = json.loads((MODELS_DIR / model / "training.json").read_text())["phases"]
         steps = sum(phase["steps"] for phase in phases)

@@ -70,6 +70,10 @@ def test_a_live_runs_model_tab_shows_its_specs_and_what_it_refuses(server, statu
     assert spec_cell(tab, "parameters") == f"{specs['parameters']:,}"
     assert spec_cell(tab, "device") == status["device"] == "cpu"
     assert spec_cell(tab, "dtype") == status["dtype"]
+    assert status["precision"] == "tiny"  # and the tab says why, in the reader's language (i18n.js)
+    assert spec_cell(tab, "precision").startswith(
+        "a tiny model: float32 keeps its recorded runs' tokens"
+    )
     assert "run_start" in tab.locator(".al-model-source").inner_text()  # the run's own facts
     assert "Run by transformers" in tab.locator(".al-model-runs").inner_text()
     reads = tab.locator(".al-model-reads").inner_text()

@@ -596,7 +596,7 @@ def test_the_model_tab_on_vllm_shows_only_what_the_server_tells(served, browser)
     page = browser.new_page()
     page.goto(base)
     got = page.evaluate(MODEL_TAB, [start, None])
-    assert {"device", "dtype", "parameters", "model", "family"}.isdisjoint(got["rows"])
+    assert {"device", "dtype", "precision", "parameters", "model", "family"}.isdisjoint(got["rows"])
     assert got["rows"]["context_length"] == ["2,048", "the vLLM server's --max-model-len"]
     assert got["rows"]["layers"] == ["4", "text_config.num_hidden_layers"]
     assert "Run by a vLLM server" in got["text"] and "Reads no media" in got["text"]

@@ -115,6 +115,8 @@ def test_status_describes_the_one_model(client):
         and s["harness"] == "simple"
     )
     assert s["backend"] == "transformers" and s["device"] == "cpu" and s["dtype"] == "float32"
+    # Why float32 (model_backends/precision.py): for a toy, the same on every CPU.
+    assert s["precision"] == "tiny"
     assert s["busy"] is False and s["loading"] is False
     d = s["defaults"]
     assert (d["temperature"], d["top_p"], d["top_k"]) == (
@@ -148,8 +150,8 @@ def test_run_start_carries_what_the_status_says_of_its_model(client):
     run_id = client.start_run("Hi", {**SETTINGS, "max_steps": 1}, FORCED["qwen3_5"][1:])
     start = run_through(client, run_id)[0]
     assert start["specs"] == status["specs"] and start["model"] == status["model"]
-    assert [start[k] for k in ("backend", "device", "dtype")] == [
-        status[k] for k in ("backend", "device", "dtype")
+    assert [start[k] for k in ("backend", "device", "dtype", "precision")] == [
+        status[k] for k in ("backend", "device", "dtype", "precision")
     ]
     assert start["media"] == {k: status["media"][k] for k in ("reads", "refused")}
     assert start["defaults"] == {

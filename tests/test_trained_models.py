@@ -30,13 +30,13 @@ from tests.conftest import AGENTS, run_harness
 
 # (family, set, figure) a model does not reach yet: expected to miss, and a failure once they don't. On these 30
 # questions, with the targets 10 points lower, both reach every figure of the built-in loop's sets. Through real pi,
-# agent-gemma4 writes no bash call (0 of 8: it calls run_python, which pi does not offer), since it was trained
-# before pi's format was (issue 42's retraining); agent-qwen3_5, trained on it, writes pi's bash call for every tool
-# question but answers the held-out greeting "Hey! Thanks for the help." with a number (its card: no_tool 0.80 of
-# 10 through pi, target 0.90).
+# both write pi's bash call for every tool question, but agent-qwen3_5 answers the held-out greeting "Hey! Thanks
+# for the help." with a number (its card: no_tool 0.80 of 10 through pi, target 0.90).
+# agent-gemma4 leaves three of its card's 40 sorts asked largest first unclosed, writing one number again and
+# again until the step runs out of tokens (its card: well_formed 0.925, target 0.99).
 BELOW_TARGET: set[tuple[str, str, str]] = {
     ("qwen3_5", "held-out phrasings through pi", "no_tool"),
-    ("gemma4", "held-out phrasings through pi", "well_formed"),
+    ("gemma4", "sorts largest first", "well_formed"),
 }
 
 
@@ -100,9 +100,13 @@ def test_denied_call_does_not_run(agent, tmp_path):
 
 def test_asked_to_check_twice_it_repeats_the_call_and_the_loop_refuses_the_repeat(agent, tmp_path):
     # The book's running question: the repeat is what is tested here, not copying (both toys now write
-    # 5821 + 3907 for "5821 + 39077", and repeat that).
+    # 5821 + 3907 for "5821 + 39077", and repeat that), in one of training's CHECK_TWICE wordings (agent-gemma4
+    # repeats on this one, not on "Run it twice to be sure.").
     evs = run(
-        agent, "What is 48213 * 9127? Run it twice to be sure.", tmp_path, decide=lambda e: True
+        agent,
+        "What is 48213 * 9127? Check it twice.",
+        tmp_path,
+        decide=lambda e: True,
     )
     calls, results = only(evs, "tool_call"), only(evs, "tool_result")
     assert (

@@ -12,6 +12,7 @@ VLLMBackend (a vLLM server), both a TextSide, so that the text around the model 
   the errors said plainly
 - `media_processor.py`: the checkpoint's processor: media placeholders expanded into their tokens
 - `mtp.py`: the MTP drafter that guesses tokens for drafted decoding
+- `precision.py`: float32 or bfloat16 for a model on this device, and why; oneDNN's packed linear layers
 - `prefix_cache.py`: PrefixCache: what the last step computed, kept so the next computes only what
   is new
 - `sampling.py`: how each token is picked, and the report of what the settings kept

@@ -33,21 +33,22 @@ def model_specs(backend) -> dict:
         "vocabulary": text.get("vocab_size"),
         "context_length": backend.context_length,
         # A vLLM server keeps the weights: their count is not known here.
-        "parameters": sum(p.numel() for p in backend.model.parameters())
-        if hasattr(backend, "model")
-        else None,
+        "parameters": getattr(backend, "parameter_count", None),
     }
 
 
 def runs_on(backend) -> dict:
-    """{backend, device, dtype}: what runs the model (a name of BACKENDS), and where and in what precision its
-    weights are when they are in this process (None on a vLLM server)."""
+    """{backend, device, dtype, precision}: what runs the model (a name of BACKENDS), and where and in what
+    precision its weights are when they are in this process, with why that one (a key of precision.WHY; all
+    None on a vLLM server)."""
     device = getattr(backend, "device", None)
     dtype = getattr(backend, "dtype", None)
+    chosen = getattr(backend, "precision", None)
     return {
         "backend": backend.kind,
         "device": None if device is None else str(device),
         "dtype": None if dtype is None else str(dtype).removeprefix("torch."),
+        "precision": None if chosen is None else chosen.why,
     }
 
 

@@ -8,7 +8,9 @@ alone, so a model whose family agentloop does not know is refused before gigabyt
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
 from pathlib import Path
 
 from huggingface_hub import snapshot_download
@@ -56,6 +58,24 @@ def checkpoint_files(model_id: str) -> str:
         return model_id
     check_family(model_id)
     return _snapshot(model_id, ignore_patterns=WEIGHTS)
+
+
+def parameter_count(folder: Path) -> int | None:
+    """The checkpoint's parameter count from its safetensors headers alone (8 bytes of length, then JSON: each
+    tensor's shape), nothing loaded; None where the folder has no readable safetensors file."""
+    total, found = 0, False
+    for path in Path(folder).glob("*.safetensors"):
+        try:
+            with open(path, "rb") as f:
+                (length,) = struct.unpack("<Q", f.read(8))
+                header = json.loads(f.read(min(length, 100_000_000)))
+        except (OSError, ValueError, struct.error):
+            return None
+        for name, entry in header.items():
+            if name != "__metadata__":
+                total += math.prod(entry.get("shape", []))
+        found = True
+    return total if found else None
 
 
 def check_family(model_id: str) -> model_families.Family:

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForMultimodalLM
 
-from agentloop.model_backends import Encoded
+from agentloop.model_backends import Encoded, precision
 from agentloop.model_backends.detokenize import Detokenizer
 from agentloop.model_backends.media_processor import MediaProcessor
 from agentloop.model_backends.model_folder import download
@@ -58,13 +58,17 @@ class SimpleBackend(TextSide):
         # The text side first: a model no family knows is refused before its weights are loaded.
         super().__init__(Path(download(model_id)), model_id)
         self.device = device or pick_device()
-        # The files are bfloat16; a CPU computes float32 faster and exactly, at twice the memory.
-        self.dtype = torch.float32 if self.device == "cpu" else torch.bfloat16
+        # float32 or bfloat16, by the device, its CPU's instructions and the model's size (precision.py).
+        self.precision = precision.choose(self.device, self.folder)
+        self.dtype = self.precision.dtype
         self.model = (
             AutoModelForMultimodalLM.from_pretrained(self.folder, dtype=self.dtype)
             .to(self.device)
             .eval()
         )
+        self.parameter_count = sum(p.numel() for p in self.model.parameters())  # packing hides them
+        if self.precision.packed:
+            precision.pack_linears(self.model)
         self.media = MediaProcessor(self.folder, self.config, self.family, model_id)
         self.modalities, self.media_refused = self.media.reads, self.media.refused
         text_config = self.config.get("text_config", self.config)

@@ -3,7 +3,7 @@
 
 - `conversations.py`: the synthetic tasks and the conversations that solve them
 - `sessions.py`: conversations of two to four questions, as a reader's session goes: follow-ups, denials,
-  tool errors, a file written and read back (issue 41's `--recipe sessions`)
+  tool errors, a file written and read back
 - `pi_format.py`: the same questions as pi sends them (its own prompt and bash tool, from `pi_request.json`)
 - `phrasing.py`: how a question of each kind is worded in training, composed from parts
 - `held_out_phrasings.py`: the wordings training never sees, and the reader's questions, for the

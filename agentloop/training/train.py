@@ -201,8 +201,9 @@ def train(
 
 # How each default model is trained: phases run in order, each from the last one's weights, each with a seed of
 # its own (none of them the evaluation's), a cosine schedule restarting at every phase (one long cosine did worse).
-# `train-tiny` runs them from tiny-<family>, all on today's data, two threads, nothing else running (issue 17:
-# about 90 minutes a model). Each phase's minutes and threads are in training.json.
+# `train-tiny` runs them from tiny-<family>, all on today's data, two threads, nothing else running: with
+# conversations, 166 minutes for Qwen and 164 for Gemma on the 2-core machines that trained them, so a run may
+# span two sessions (--keep-phases, --resume-after). Each phase's minutes and threads are in training.json.
 # SORTS: from the second phase on, a tenth of questions ask to check twice and a tenth are sorts on top of the
 # usual mix (copying a list of eight numbers was the commonest miss), each step computed in four parts.
 SORTS = {"repeat_share": 0.1, "sort_share": 0.1, "parts": 4}
@@ -247,23 +248,12 @@ RECIPES = {
         {"steps": 1000, "lr": 7e-4, "seed": 6, **SORTS},
         {"steps": 700, "lr": 5e-4, "seed": 7, **SORTS},
         {"steps": 300, "lr": 3e-4, "seed": 8, **SORTS},
-    ],
-}
-
-# Issue 41's retraining of Gemma, not yet run: Qwen's shape, RECIPES' nine phases of single questions, then two
-# with SESSIONS (2,000 steps: Gemma's steps cost about half of Qwen's, so about Qwen's 1,500 steps' minutes).
-# `train-tiny --recipe sessions` runs it; once agent-gemma4 is trained by it, it becomes RECIPES' (chapter 3 quotes
-# RECIPES and describes its run).
-SESSION_RECIPES = {
-    "qwen3_5": RECIPES["qwen3_5"],
-    "gemma4": [
-        *RECIPES["gemma4"],
+        # Qwen's shape: the nine phases of single questions, then two with SESSIONS (2,000 steps: a Gemma step
+        # costs about half a Qwen step, so about the minutes of Qwen's 1,500).
         {"steps": 1200, "lr": 7e-4, "seed": 9, **SORTS, **SESSIONS},
         {"steps": 800, "lr": 3e-4, "seed": 10, **SORTS, **SESSIONS},
     ],
 }
-
-RECIPE_SETS = {"single": RECIPES, "sessions": SESSION_RECIPES}
 
 
 def kept_phase(kept: Path, phases: list[dict], k: int) -> Path:
@@ -287,17 +277,16 @@ def train_recipe(
     models_dir: Path,
     threads: int | None = None,
     log=print,
-    recipe: str = "single",
     phases_dir: Path | None = None,
     resume_after: int = 0,
 ) -> Path:
-    """tiny-<family> through every phase of its recipe (RECIPE_SETS[recipe]) into agent-<family>. Each phase
+    """tiny-<family> through every phase of its recipe (RECIPES) into agent-<family>. Each phase
     before the last is a checkpoint of its own, in a temporary folder, or kept in `phases_dir` as phase-<i>
     (`eval-tiny --model` measures it: which phase taught or lost a skill). `resume_after` k: the same run,
     from its kept phase-k on (a recipe longer than one session). Each phase starts from the last one's saved
     weights with a fresh optimizer and its own seed, so a resumed run trains what the whole run would."""
     out = models_dir / f"agent-{family}"
-    phases = RECIPE_SETS[recipe][family]
+    phases = RECIPES[family]
     with tempfile.TemporaryDirectory(prefix="agentloop-train-") as tmp:
         between = Path(phases_dir or tmp)
         base = models_dir / f"tiny-{family}"

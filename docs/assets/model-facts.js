@@ -48,7 +48,15 @@ export const SPEC_ROWS = [
     get: (s) => s.dtype,
     from: "spec.from_dtype",
     vllm: null,
-    codes: { files: "bfloat16", cpu: "float32" },
+    codes: { files: "bfloat16", code: "precision.choose()" },
+  },
+  {
+    // Why that dtype: a key of agentloop/model_backends/precision.py's WHY, worded in the reader's language.
+    key: "precision",
+    get: (s) => s.precision && t(`precision.${s.precision}`),
+    from: "spec.from_precision",
+    vllm: null,
+    codes: { flags: "amx_bf16", flags2: "avx512_bf16" },
   },
   { key: "device", get: (s) => s.device, from: "pick_device()", vllm: null },
   ...["temperature", "top_p", "top_k"].map((key) => ({
