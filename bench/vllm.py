@@ -9,12 +9,21 @@ Every side decodes the same N tokens greedily (stop tokens off). Prints tokens/s
 token for each, then the ratios (medians over the rounds), last: VLLMBackend ÷ SimpleBackend, and
 VLLMBackend ÷ bare client (what the per-token events cost; target ≥ 0.9). The server's prefix cache
 holds the prompt after the first request, so time to first token is a cached prefill on the vLLM
-sides (SimpleBackend has no prefix cache)."""
+sides (SimpleBackend has no prefix cache).
+
+With --real, the model is one of Qwen3.5-0.8B's real size with random weights (bench/prefill.py builds it in a
+temporary folder), SimpleBackend in the precision it picks on this machine (model_backends/precision.py), N_REAL
+tokens a side: what vLLM buys on a CPU at a size where the model's passes, not the loop, take the time.
+
+    python bench/vllm.py            # agent-qwen3_5
+    python bench/vllm.py --real     # Qwen3.5-0.8B's shapes, random weights
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -31,26 +40,28 @@ from agentloop.paths import MODELS_DIR  # noqa: E402
 
 MODEL = "agent-qwen3_5"
 N = 256
+N_REAL = 48  # at the real size, about 5 to 10 tokens a second on a 2-core CPU
 ROUNDS = 5
 QUESTION = [{"role": "user", "content": "Count the letters in strawberry."}]
-GREEDY = Sampling(temperature=0, max_new_tokens=N)
 
 
-def backend_side(llm, encoded) -> tuple[float, float]:
+def backend_side(llm, encoded, n_new: int) -> tuple[float, float]:
     """(tokens/s from the request to the last token, ms to the first token) of llm.generate()."""
     start = time.perf_counter()
     first_ms, n = None, 0
-    for ev in llm.generate(encoded, GREEDY, lambda: False):
+    for ev in llm.generate(encoded, Sampling(temperature=0, max_new_tokens=n_new), lambda: False):
         if ev["type"] == "prefill":
             first_ms = ev["ms"]
         n += ev["type"] == "token"
-    assert n == N, n
+    assert n == n_new, n
     return n / (time.perf_counter() - start), first_ms
 
 
-def bare_side(llm, encoded) -> tuple[float, float]:
+def bare_side(llm, encoded, n_new: int) -> tuple[float, float]:
     """The same request body to /v1/completions, streamed, nothing done per token but counting."""
-    body = llm._request(COMPLETIONS, encoded.ids, GREEDY, N)
+    body = llm._request(
+        COMPLETIONS, encoded.ids, Sampling(temperature=0, max_new_tokens=n_new), n_new
+    )
     start = time.perf_counter()
     first_ms, n = None, 0
     with stream(llm.url, COMPLETIONS, body, 60.0) as chunks:
@@ -60,18 +71,25 @@ def bare_side(llm, encoded) -> tuple[float, float]:
                 if got and first_ms is None:
                     first_ms = (time.perf_counter() - start) * 1000
                 n += got
-    assert n == N, n
+    assert n == n_new, n
     return n / (time.perf_counter() - start), first_ms
 
 
-def main() -> None:
-    # Stop tokens off on every side, so each decodes exactly N tokens.
+def main(args: list[str]) -> None:
+    # Stop tokens off on every side, so each decodes exactly n_new tokens.
     NEUTRAL["ignore_eos"] = True
     server = None
+    model, n_new, rounds = str(MODELS_DIR / MODEL), N, ROUNDS
+    if "--real" in args:
+        from bench.prefill import build_real_size
+
+        model = tempfile.mkdtemp(prefix="agentloop-bench-")
+        build_real_size("qwen3_5", Path(model))
+        n_new, rounds = N_REAL, 3
     url = os.environ.get("VLLM_URL")
     if not url:
         log = Path(tempfile.mkdtemp()) / "vllm.log"
-        server = LocalServer(str(MODELS_DIR / MODEL), 8177, log).wait()
+        server = LocalServer(model, 8177, log).wait()
         url = server.url
     try:
         sides = {
@@ -80,16 +98,17 @@ def main() -> None:
         }
         for llm in sides.values():
             llm.eos_ids = set()
-        simple = SimpleBackend(str(MODELS_DIR / MODEL), device="cpu")
+        simple = SimpleBackend(model, device="cpu")
         simple.eos_ids = set()
+        print(f"{Path(model).name}: SimpleBackend in {simple.dtype}, {n_new} tokens a side")
         encoded = simple.encode(simple.render(QUESTION, None, False))
         figures: dict[str, list[tuple[float, float]]] = {
             k: [] for k in ("generate", "completions", "bare", "simple")
         }
-        for round_ in range(ROUNDS + 1):  # the first round warms up every side and is not counted
-            measured = {name: backend_side(llm, encoded) for name, llm in sides.items()}
-            measured["bare"] = bare_side(sides["completions"], encoded)
-            measured["simple"] = backend_side(simple, encoded)
+        for round_ in range(rounds + 1):  # the first round warms up every side and is not counted
+            measured = {name: backend_side(llm, encoded, n_new) for name, llm in sides.items()}
+            measured["bare"] = bare_side(sides["completions"], encoded, n_new)
+            measured["simple"] = backend_side(simple, encoded, n_new)
             if round_:
                 for name, value in measured.items():
                     figures[name].append(value)
@@ -112,7 +131,9 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+        if "--real" in args:
+            shutil.rmtree(model)  # the random-weight model, 1.5 GB
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

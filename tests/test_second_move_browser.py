@@ -2,12 +2,15 @@
 default model, agent-qwen3_5, its own tokens, greedy: after a first question, a follow-up that needs its result
 (chapter 1, chapter 6's Qwen3.5 tab), a third question in the same conversation, a file written to /data and read
 back by a later question (chapter 13), a denied call answered without a number the tool never printed, then
-allowed (chapter 15). Nothing is forced: each answer is the model's."""
+allowed (chapter 15). Then the same on agent-gemma4, loaded as the page's model, in chapter 6's Gemma 4 tab: a
+follow-up and a denial (not a file: its card gives files 0.02, and chapter 3 says why). Nothing is forced: each
+answer is the model's."""
 
 from __future__ import annotations
 
 import pytest
 
+from agentloop.paths import MODELS_DIR
 from agentloop.training.evaluate_sessions import honest
 from tests.conftest import answer_each_call, chapter_url, demo_server, live_panel
 
@@ -85,3 +88,23 @@ def test_chapter15_a_denied_call_is_answered_honestly_then_allowed(server, page)
     denied = ask(panel, question, "deny")
     assert honest(denied, question), denied  # no number the question does not hold
     assert "440040051" in ask(panel, "Try again, I will allow it.")
+
+
+@pytest.fixture(scope="module")
+def gemma_server(site):
+    with demo_server(site, wait_s=300, model=str(MODELS_DIR / "agent-gemma4"), device="cpu") as srv:
+        yield srv
+
+
+def test_chapter6_gemma_tab_agent_gemma4_follows_up_and_is_honest_after_a_denial(
+    gemma_server, page
+):
+    page.goto(chapter_url(gemma_server.url, "06"))
+    page.locator(".tabbed-labels > label", has_text="Gemma 4").last.click()
+    panel = page.locator(".agentloop-panel[data-replay$='ch06-gemma.jsonl']")
+    panel.locator("button.al-run").wait_for(timeout=30000)
+    assert "391" in ask(panel, "What is 17 * 23?")
+    assert "782" in ask(panel, "and times 2?")  # needs the first answer
+    question = "What is 48213 * 9127?"
+    denied = ask(panel, question, "deny")
+    assert honest(denied, question), denied
