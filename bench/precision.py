@@ -43,7 +43,7 @@ from agentloop.model_backends.precision import (  # noqa: E402
     cpu_flags,
     pack_linears,
 )
-from bench.prefill import machine, peak_rss_kib, real_size_config  # noqa: E402
+from bench.prefill import machine, real_size_config, rss_kib  # noqa: E402
 
 SHAPES = {  # name: (out_features, in_features), Qwen3.5-0.8B's
     "mlp up": (3584, 1024),
@@ -136,7 +136,7 @@ def measure_real(way: str) -> dict:
     return {
         "prefill_s": prefill_s,
         "decode_tok_s": 1 / statistics.median(passes[4:]),
-        "peak_rss_gb": peak_rss_kib() / 2**20,
+        "peak_rss_gb": rss_kib("VmHWM") / 2**20,
     }
 
 

@@ -203,10 +203,14 @@ def measure(folder: str, rounds: int, decode_tokens: int) -> dict:
     backend = SimpleBackend(
         folder, device="cpu"
     )  # in the precision AGENTLOOP_DTYPE asks, if it does
+    # Where the peak comes from: loading (float32 holds the files' bfloat16 tensors and their converted copies
+    # for a moment) or the runs after it (a 2,048-token prefill's working memory).
+    loaded = {"loaded_rss_mb": rss_kib("VmRSS") / 1024, "load_peak_mb": rss_kib("VmHWM") / 1024}
     run(backend, prompt_of(backend, 64), 4)  # warm up
     figures = {
         f"prefill_ms_{n}": prefill_ms(backend, prompt_of(backend, n), rounds) for n in (512, 2048)
     }
+    figures.update(loaded)
     done = run(backend, prompt_of(backend, 128), decode_tokens)[-1]
     figures["decode_tok_per_s"] = done["tok_per_s"]
     reuse, full, figures["step2_reused"] = step_two(backend, 2048, rounds)
@@ -214,17 +218,18 @@ def measure(folder: str, rounds: int, decode_tokens: int) -> dict:
     figures["step2_ms_reuse"] = statistics.median(reuse)
     figures["step2_ms_full"] = statistics.median(full)
     figures["step2_ratio"] = figures["step2_ms_reuse"] / figures["step2_ms_full"]
-    figures["peak_rss_mb"] = peak_rss_kib() / 1024
+    figures["peak_rss_mb"] = rss_kib("VmHWM") / 1024
     figures["dtype"] = str(backend.dtype).removeprefix("torch.")
     figures["packed"] = backend.precision.packed
     return figures
 
 
-def peak_rss_kib() -> int:
-    """This process's peak resident memory since its exec (VmHWM). getrusage's ru_maxrss keeps the peak of the
-    process that forked it too: here the parent, which built the real-size model before starting this one."""
+def rss_kib(field: str = "VmHWM") -> int:
+    """This process's resident memory: now (VmRSS) or its peak since its exec (VmHWM). getrusage's ru_maxrss keeps
+    the peak of the process that forked it too: here the parent, which built the real-size model before starting
+    this one."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
@@ -264,7 +269,8 @@ def report(name: str, figures: dict) -> None:
     print(
         f"{name} in {figures['dtype']}: prefill 512 tokens {figures['prefill_ms_512']:.0f} ms, 2,048 tokens "
         f"{figures['prefill_ms_2048']:.0f} ms; decode {figures['decode_tok_per_s']:.1f} tok/s; "
-        f"peak RSS {figures['peak_rss_mb']:.0f} MB"
+        f"peak RSS {figures['peak_rss_mb']:.0f} MB (loaded {figures['loaded_rss_mb']:.0f} MB, "
+        f"peak while loading {figures['load_peak_mb']:.0f} MB)"
     )
     print(
         f"{name}: step 2 at 2,048 tokens: {figures['step2_ms_reuse']:.1f} ms with reuse "
