@@ -1,6 +1,6 @@
-"""Chapter 16 in a real browser, live: the same question in the built-in harness (first panel) and
-in pi (second panel), against the real demo server, real pi from `npm ci` and the embedded default
-model."""
+"""Chapter 16 in a real browser, live: the same question in the built-in harness (first panel), in pi
+with the book's tools (second panel) and in pi's own loop (the next pair's first), against the real demo
+server, real pi from `npm ci` and the embedded default model."""
 
 from __future__ import annotations
 
@@ -78,6 +78,9 @@ def test_the_same_question_live_in_both_harnesses(site, browser, tmp_path, monke
         assert answer in ask(simple, QUESTION)
         text = ask(pi, QUESTION)
         assert answer in text and "Request pi sent to the model" in text
+        # pi's own loop on the default model, not forced: its bash runs python3 -c in the sandbox (issue 42).
+        text = ask(own, QUESTION)
+        assert answer in text and "python3 -c" in text and "Request pi sent to the model" in text
         assert pi.locator(".al-tok").count() > 5  # this page's model: every token, as on the left
         failures: list = []
         page.on("response", lambda r: r.status >= 500 and failures.append((r.status, r.url)))

@@ -1,12 +1,13 @@
 """pi's own loop: its system prompt and its tools (read, bash, edit, write, ls, find, grep), each run in
 the book's sandbox over the conversation's folder, with the reader asked before every call. Real pi
-from `npm ci`, the real endpoint, real bubblewrap, the embedded default model. That model was trained
-on the book's tools, not pi's, so the calls here are forced (SimpleBackend.force, the testing aid the
-recordings use): what is tested is what pi and the sandbox do with them, not what the model would
-write."""
+from `npm ci`, the real endpoint, real bubblewrap, the embedded default model. The sandbox's tests force
+exact calls (SimpleBackend.force, the testing aid the recordings use), which no model writes on cue: what
+they test is what pi and the sandbox do with them. The last test is the model's own: it was trained on pi's
+prompt and bash too."""
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import threading
@@ -193,3 +194,54 @@ def test_an_attached_image_reaches_a_model_that_reads_images(tiny_gemma4, folder
     assert [p["type"] for p in user["content"]].count("image_url") == 1
     context = only(evs, "context")[0]
     assert context["media_tokens"] and not only(evs, "error")
+
+
+def test_a_follow_up_in_pis_own_loop_is_the_conversation_training_writes(model, folder, home):
+    """pi's session carries the first question's bash call, its output and the answer into the follow-up's
+    request: the shape pi_format.pi_request writes a conversation in, which the toys are trained on (issue 42)."""
+    from agentloop.training.conversations import Task
+    from agentloop.training.pi_format import pi_request
+
+    first = Task("arithmetic", "What is 17 * 23?", "print(17 * 23)", "391", "It is 391.")
+    second = Task("follow_up", "and times 2?", "print(391 * 2)", "782", "It is 782.")
+    history = []
+    for t in (first, second):
+        command = f"python3 -c '{t.code}'"
+        model.force(QWEN.write_output(None, "", [("bash", {"command": command})]))
+        model.force(QWEN.write_output(None, t.answer, []))
+        try:
+            evs, harness = run_harness(
+                lambda emit, t=t, history=history: PiHarness(
+                    model,
+                    history,
+                    t.question,
+                    RunSettings(temperature=0, max_new_tokens=200, max_steps=3),
+                    emit,
+                    folder,
+                ),  # fmt: skip
+                lambda e: True,
+            )
+        finally:
+            model.clear_forced()
+        assert only(evs, "tool_result")[0]["output"] == t.output + "\n"
+        history = harness.messages
+    sent = only(evs, "request")[0]["payload"]  # the follow-up's first request, from pi's session
+    trained = pi_request([first, second], sent["messages"][0]["content"])
+
+    def shape(messages):  # what the model reads of each message (call ids are pi's to number)
+        return [
+            (
+                m["role"],
+                m.get("content"),
+                [
+                    (c["function"]["name"], json.loads(c["function"]["arguments"]))
+                    for c in m.get("tool_calls") or []
+                ],
+            )
+            for m in messages
+        ]
+
+    assert shape(sent["messages"]) == shape(
+        trained["messages"][:-3]
+    )  # up to the follow-up's question
+    assert sent["tools"] == trained["tools"]

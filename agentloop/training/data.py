@@ -28,6 +28,9 @@ from agentloop.training.phrasing import plain_question, training_question
 from agentloop.training.sessions import session
 
 TRAINED_TOOLS = ("run_python",)  # the tools SimpleHarness gives the model by default
+# Of the conversations through pi, this share are several questions in pi's session (pi_format.pi_session): a
+# model trained on single questions through pi answered a follow-up in pi's own loop with an unrelated call.
+PI_SESSION_SHARE = 0.3
 
 
 def messages_of(t: Task | list[Task], thinking: bool, thinking_key: str) -> list[dict]:
@@ -146,15 +149,19 @@ def common_start(backend, a: str, b: str) -> str:
 def pi_rows(
     backend, rng: random.Random, size: int, descending_share: float = DESCENDING_SHARE
 ) -> tuple[str, list[tuple[list[int], list[bool]]]]:
-    """A batch's worth of single questions run through pi (pi_format.py), thinking off: the prefix they share
+    """A batch's worth of questions run through pi (pi_format.py), thinking off: the prefix they share
     (pi's system prompt, naming where a checkout put pi, and its tools, drawn once a batch, so the prefix cache
     holds them) and `size` rows after it; that share of its sorts asked largest first."""
-    from agentloop.training.pi_format import pi_folder, pi_messages, system_prompt
+    from agentloop.training.pi_format import pi_folder, pi_messages, pi_session, system_prompt
 
     system, key = system_prompt(rng, pi_folder(rng)), backend.family.thinking_key
     rendered: list[list[list[tuple[str, bool]]]] = []
     while sum(map(len, rendered)) < size or len({r[0][0][0] for r in rendered}) < 2:
-        t = task(rng, descending_share=descending_share)
+        # A share of them a conversation pi kept in its session: its follow-ups read the earlier answers.
+        if rng.random() < PI_SESSION_SHARE:
+            t = pi_session(rng, descending_share)
+        else:
+            t = task(rng, descending_share=descending_share)
         rendered.append(rows_of(backend, *pi_messages(t, system, key), False))
     firsts = [r[0][0][0] for r in rendered]
     prefix = common_start(backend, firsts[0], next(f for f in firsts if f != firsts[0]))

@@ -548,6 +548,44 @@ SAVE_FRAMES = (
     "{file} should hold {list}",
     "{list} go in {file}",
 )
+# What a read of a saved file asks, and the ways to name the file's numbers: each ask with each. The
+# held-out phrasings' cores ("total up", "the maximum in", "what ... holds") stay out.
+READ_ASKS = {
+    "read_sum": (
+        "What is the sum of {numbers}?",
+        "add up {numbers}",
+        "Sum {numbers}.",
+        "What do {numbers} add up to?",
+        "what's the total of {numbers}",
+        "Give me the sum of {numbers}.",
+    ),
+    "read_sorted": (
+        "Sort {numbers}.",
+        "Put {numbers} in order.",
+        "What are {numbers}, sorted?",
+        "sort {numbers} from smallest to largest",
+        "Show me {numbers} in order.",
+    ),
+    "read_largest": (
+        "What is the largest of {numbers}?",
+        "which of {numbers} is the biggest",
+        "Find the largest of {numbers}.",
+        "What is the highest of {numbers}?",
+        "the max of {numbers}?",
+        "Which is the greatest of {numbers}?",
+    ),
+}
+READ_NUMBERS = (
+    "the numbers in {file}",
+    "the numbers saved in {file}",
+    "what is in {file}",
+    "the values in {file}",
+    "the numbers I saved in {file}",
+)
+READ_FRAMES = {
+    kind: tuple(ask.format(numbers=numbers) for ask in asks for numbers in READ_NUMBERS)
+    for kind, asks in READ_ASKS.items()
+}
 SAVE_OPENERS = ("",) * 5 + (
     "Please ",
     "Now ",
@@ -571,6 +609,12 @@ FOLLOW_UP_FRAMES = {
         "now x{k}",
         "Times {k}?",
         "ok, and multiplied by {k}?",
+        # The number first and the result a word: held-out follow-ups are worded so ("... times that?"), and a
+        # model that has only seen "times {k}" after the result writes `print(5 * 2)` for them.
+        "what's {k} times the result?",
+        "{k} x the last answer?",
+        "Now {k} times this number.",
+        "the answer multiplied by {k}?",
     ),
     "plus": (
         "and plus {k}?",
@@ -579,6 +623,9 @@ FOLLOW_UP_FRAMES = {
         "what if you add {k}?",
         "And {k} more?",
         "plus {k}?",
+        "what's {k} more than the result?",
+        "{k} plus the last answer?",
+        "the answer increased by {k}?",
     ),
     "minus": (
         "and minus {k}?",
@@ -586,6 +633,9 @@ FOLLOW_UP_FRAMES = {
         "take {k} from the result",
         "what if you take away {k}?",
         "minus {k}?",
+        "what's {k} less than the result?",
+        "the last answer minus {k}?",
+        "the answer reduced by {k}?",
     ),
     "largest_first": (
         "now largest first",
@@ -627,24 +677,11 @@ FOLLOW_UP_FRAMES = {
         "You may run it now.",
     ),
     "write": SAVE_FRAMES,  # a list of numbers saved in a file of /data, composed below
-    "read_sum": (
-        "What is the sum of the numbers in {file}?",
-        "add up the numbers in {file}",
-        "Sum the numbers in {file}.",
-        "What do the numbers in {file} add up to?",
-    ),
-    "read_sorted": (
-        "Sort the numbers in {file}.",
-        "sort what is in {file}",
-        "Put the numbers of {file} in order.",
-        "What are the numbers in {file}, sorted?",
-    ),
-    "read_largest": (
-        "What is the largest number in {file}?",
-        "which number in {file} is the biggest",
-        "Find the largest number in {file}.",
-        "What is the biggest number in {file}?",
-    ),
+    # A saved file's numbers read back, composed as saves are (READ_FRAMES): a later question about a file
+    # was the files' other miss (a sum asked in words training lacked was counted as the file's lines).
+    "read_sum": READ_FRAMES["read_sum"],
+    "read_sorted": READ_FRAMES["read_sorted"],
+    "read_largest": READ_FRAMES["read_largest"],
 }
 
 

@@ -7,8 +7,9 @@ conversation here is the request pi sends at each step, built from a `Task` (con
 text part, the model's bash call, bash's output. Each request goes through the endpoint's own path
 (model_endpoint.conversation_from: the messages SimpleHarness keeps, and pi's tools) and the family's chat template,
 so the training text is the text the model reads when pi drives it (a test holds the prompt to the one PiHarness's
-pi sends). eval-tiny measures it through real pi (evaluate.THROUGH_PI). Left out: thinking (what pi sends back of
-a thought is not captured yet), denials and errors through pi.
+pi sends). Some conversations are several questions (pi_session: follow-ups read from pi's session). eval-tiny
+measures it through real pi (evaluate.THROUGH_PI). Left out: thinking (what pi sends back of a thought is not
+captured yet), denials, errors and files through pi.
 """
 
 from __future__ import annotations
@@ -83,36 +84,60 @@ def bash_command(code: str) -> str:
     return f"python3 -c '{code}'"
 
 
-def pi_request(t: Task, system: str) -> dict:
+def pi_request(t: Task | list[Task], system: str) -> dict:
     """The request pi sends after a good run of `t` (every step's request is a prefix of it): pi's system
     prompt, the question as a text part, the model's bash call and bash's output (a line of output ends with a
-    newline, as pi returns it), the answer; and pi's tools."""
-    messages: list[dict] = [
-        {"role": "system", "content": system},
-        {"role": "user", "content": [{"type": "text", "text": t.question}]},
-    ]
-    if t.code is not None:
-        arguments = json.dumps({"command": bash_command(t.code)}, ensure_ascii=False)
-        messages += [
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": "bash", "arguments": arguments},
-                    }
-                ],
-            },
-            {"role": "tool", "content": t.output + "\n", "tool_call_id": "call_1"},
-        ]
-    messages.append({"role": "assistant", "content": t.answer})
+    newline, as pi returns it), the answer; and pi's tools. A list of tasks is a conversation pi kept in its
+    session: each question after the last one's answer, as a follow-up's request carries them."""
+    messages: list[dict] = [{"role": "system", "content": system}]
+    for n, one in enumerate(t if isinstance(t, list) else [t], 1):
+        messages.append({"role": "user", "content": [{"type": "text", "text": one.question}]})
+        if one.code is not None:
+            arguments = json.dumps({"command": bash_command(one.code)}, ensure_ascii=False)
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_{n}",
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": arguments},
+                        }
+                    ],
+                },
+                {"role": "tool", "content": one.output + "\n", "tool_call_id": f"call_{n}"},
+            ]
+        messages.append({"role": "assistant", "content": one.answer})
     return {"messages": messages, "tools": captured()["tools"]}
 
 
-def pi_messages(t: Task, system: str, thinking_key: str) -> tuple[list[dict], list[dict]]:
+def pi_session(rng: random.Random, descending_share: float) -> list[Task]:
+    """A conversation of two to four questions as pi holds it in its session: sessions.py's, of the kinds whose
+    runs pi's format here can write (independent questions, follow-ups, chat); denials, errors and files through
+    pi are left out (see the module's docstring)."""
+    from agentloop.training.sessions import session
+
+    while True:
+        turns = session(rng, descending_share=descending_share)
+        if not any(left_out_of_pi(t) for t in turns):
+            return turns
+
+
+def left_out_of_pi(t: Task) -> bool:
+    """A turn pi's format here cannot write: a denied or failed call, a save and its reads."""
+    return (
+        t.kind in ("write", "read", "retry")
+        or t.denied
+        or bool(t.failed)
+        or t.output.startswith("Traceback")
+    )
+
+
+def pi_messages(
+    t: Task | list[Task], system: str, thinking_key: str
+) -> tuple[list[dict], list[dict]]:
     """The messages and tools the endpoint renders for `t`'s run through pi (conversation_from's), under pi's
-    system prompt `system` (system_prompt's)."""
+    system prompt `system` (system_prompt's); `t` a list: a conversation (pi_session's)."""
     messages, tools = conversation_from(pi_request(t, system), thinking_key)
     return messages, tools or []

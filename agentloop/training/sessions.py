@@ -60,20 +60,24 @@ ZERO_DIVISION_ANSWERS = (
     "That has no result: you cannot divide by zero.",
 )
 # A later question's kind, and how often each is drawn. Independent questions and follow-ups are most of them,
-# since a reader's next question is mostly one of those; denials, errors and files are each about a tenth. Half the
-# questions before have nothing to follow up (a chat, a date, a denied call): those draw an independent question,
-# so follow-ups end about a sixth of later questions (0.14 to 0.17 of 800, by the seed), and independent ones
-# about a third.
+# since a reader's next question is mostly one of those; denials and errors are each about a tenth, files a little
+# more (both toys saved a list worst of all: chapter 3). Half the questions before have nothing to follow up (a chat,
+# a date, a denied call): those draw an independent question, so follow-ups end about a sixth of later questions
+# (0.15 to 0.16 of 800, by the seed), saves about a seventh (0.13 to 0.15) and reads of a saved file an eighth
+# (0.10 to 0.13).
 LATER_WEIGHTS = {
     "independent": 20,
-    "follow_up": 40,
+    "follow_up": 46,
     "chat": 8,
     "denied": 12,
     "error": 12,
-    "file": 13,
+    "file": 18,
 }
 # The first question of a session is denied or fails this often (as a reader's first call may be).
 FIRST_DENIED, FIRST_ERROR = 0.08, 0.08
+# A session starts by saving numbers this often, as chapter 13's reader does ("Save 120, 450, ... to
+# /data/numbers.txt."): a model that has only seen saves after another question sorts a first question's list.
+FIRST_SAVE = 0.08
 # Of the model's own failed calls: a typo, an unclosed bracket, a loop past the time limit.
 MISTAKES = ("typo", "bracket", "timeout")
 SAVED_NAMES = ("numbers", "scores", "values", "my_list", "saved", "results")
@@ -266,8 +270,14 @@ def written(rng: random.Random, w: Wording) -> tuple[Task, str, list[int]]:
     # Names no first question's file has (those are WORDS'), so a file written is the one read back.
     name = f"{rng.choice(SAVED_NAMES + (made_up_word(rng),))}.txt"
     numbers = [rng.randint(0, 999) for _ in range(rng.randint(3, 7))]
-    text = " ".join(map(str, numbers))
-    code = f'with open("/data/{name}", "w") as f:\n    f.write("{text}")\nprint("saved")'
+    # The list first, as a literal: the model copies a question's numbers well after a `[` (sorted([...]) is
+    # its commonest call) and badly after `f.write("`, where the first digit was a guess (chapter 3's files).
+    code = (
+        f"numbers = {numbers}\n"
+        f'with open("/data/{name}", "w") as f:\n'
+        '    f.write(" ".join(map(str, numbers)))\n'
+        'print("saved")'
+    )
     return (
         Task(
             "write",
@@ -310,20 +320,24 @@ def session(
     """A conversation of `size` (else two to four) questions, each as a good run holds it; that share of its
     fresh sorts asked largest first (a training phase's own share, as its single questions have it)."""
     size = size or rng.randint(2, 4)
-    first = task(rng, ask=w.ask, descending_share=descending_share)
-    if first.code is not None and rng.random() < FIRST_DENIED:
+    first, saved = task(rng, ask=w.ask, descending_share=descending_share), None
+    if rng.random() < FIRST_SAVE:
+        first, *saved = written(rng, w)
+    elif first.code is not None and rng.random() < FIRST_DENIED:
         first = denied(first, rng)
     elif first.code is not None and rng.random() < FIRST_ERROR:
         first = recovered(first, rng) if rng.random() < 0.5 else unanswerable(rng, w)
-    turns, saved = [first], None
+    turns = [first]
     while len(turns) < size:
         before = turns[-1]
         if before.denied and rng.random() < 0.5:
             turns.append(retry(rng, before, w))
             continue
-        if saved and rng.random() < 0.6:
+        # A saved file is read back next, or after other questions (as eval-tiny's files set asks); at the last
+        # question at the latest; and it may be read again: a read after a save was the files' other miss.
+        if saved and (rng.random() < 0.5 or len(turns) == size - 1):
             turns.append(read_back(rng, *saved, w))
-            saved = None
+            saved = saved if rng.random() < 0.4 else None
             continue
         kind = rng.choices(list(LATER_WEIGHTS), weights=list(LATER_WEIGHTS.values()))[0]
         nxt = follow_up(rng, before, w) if kind == "follow_up" else None
