@@ -13,7 +13,8 @@ it depends on the CPU and on the model:
 - A tiny model (under TINY_PARAMETERS) stays float32 on every CPU: its prefill takes milliseconds either way, and
   the book's recorded runs of the toys were made in float32, whose greedy tokens bfloat16 would change.
 
-AGENTLOOP_DTYPE=float32 or bfloat16 overrides the choice (bench/prefill.py runs a model both ways in one run).
+AGENTLOOP_DTYPE=float32 or bfloat16 overrides the choice (bench/prefill.py runs a model both ways in one run),
+bfloat16 packed where oneDNN can pack it (onednn_bfloat16).
 Left out: float16, quantized weights, and packing on a GPU (cuBLAS needs none).
 """
 
@@ -73,7 +74,7 @@ def choose(device: str, folder: Path, flags: set[str] | None = None) -> Precisio
     if asked:
         if asked not in ("float32", "bfloat16"):
             raise ValueError(f"AGENTLOOP_DTYPE is float32 or bfloat16, not {asked!r}")
-        packed = asked == "bfloat16" and device == "cpu" and torch.backends.mkldnn.is_available()
+        packed = asked == "bfloat16" and device == "cpu" and onednn_bfloat16()
         return Precision(getattr(torch, asked), "asked", packed)
     if device != "cpu":
         return Precision(torch.bfloat16, "gpu")
@@ -82,7 +83,13 @@ def choose(device: str, folder: Path, flags: set[str] | None = None) -> Precisio
         return Precision(torch.float32, "tiny")
     if not set(BFLOAT16_FLAGS) & (cpu_flags() if flags is None else flags):
         return Precision(torch.float32, "cpu_float32")
-    return Precision(torch.bfloat16, "cpu_bfloat16", packed=torch.backends.mkldnn.is_available())
+    return Precision(torch.bfloat16, "cpu_bfloat16", packed=onednn_bfloat16())
+
+
+def onednn_bfloat16() -> bool:
+    """Whether oneDNN packs and multiplies bfloat16 on this CPU: it needs AVX512 (BW, VL, DQ) or AVX-NE-CONVERT,
+    and refuses to pack elsewhere, so a CPU without them (bfloat16 asked by AGENTLOOP_DTYPE) runs plain layers."""
+    return torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
 
 
 class PackedLinear(torch.nn.Module):
