@@ -510,7 +510,24 @@ def build_gemma4(folder: Path) -> Path:
     return folder
 
 
-def build_gemma4_assistant(folder: Path, target: Path) -> Path:
+# The tiny drafter's sizes: its width, its MLP's, and its clustered output (num_centroids clusters, the best
+# centroid_intermediate_top_k scored). bench/mtp_costs.py builds one of Gemma 4 E2B's drafter's sizes.
+TINY_ASSISTANT = {
+    "hidden_size": 128,
+    "intermediate_size": 256,
+    "num_centroids": 64,
+    "centroid_intermediate_top_k": 8,
+}
+
+
+def full_attention_head_dim(text: dict) -> int:
+    """The head width of a Gemma 4 text config's full-attention layers: `global_head_dim` as a config is written
+    by hand, `per_layer_config` once transformers has saved it, else the sliding layers' `head_dim`."""
+    saved = [layer["head_dim"] for layer in (text.get("per_layer_config") or {}).values()]
+    return text.get("global_head_dim") or (saved[0] if saved else text["head_dim"])
+
+
+def build_gemma4_assistant(folder: Path, target: Path, sizes: dict = TINY_ASSISTANT) -> Path:
     """The MTP drafter: a few layers that read the target model's keys and values instead of their own."""
     from transformers import Gemma4AssistantConfig, Gemma4AssistantForCausalLM
 
@@ -518,11 +535,14 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
     text = gemma4_text_config(
         target_text["vocab_size"],
         num_hidden_layers=4,
-        hidden_size=128,
-        intermediate_size=256,
+        hidden_size=sizes["hidden_size"],
+        intermediate_size=sizes["intermediate_size"],
         num_kv_shared_layers=4,
-        # It attends to the target's keys and values, so it expects as many sets of them as the target writes.
+        # It attends to the target's keys and values, so it expects as many sets of them as the target writes,
+        # of their widths.
         num_key_value_heads=target_text["num_key_value_heads"],
+        head_dim=target_text["head_dim"],
+        global_head_dim=full_attention_head_dim(target_text),
         layer_types=["sliding_attention"] * 3 + ["full_attention"],
         hidden_size_per_layer_input=0,
         vocab_size_per_layer_input=0,
@@ -531,8 +551,8 @@ def build_gemma4_assistant(folder: Path, target: Path) -> Path:
     config = Gemma4AssistantConfig(
         text_config=text,
         backbone_hidden_size=target_text["hidden_size"],
-        num_centroids=64,
-        centroid_intermediate_top_k=8,
+        num_centroids=sizes["num_centroids"],
+        centroid_intermediate_top_k=sizes["centroid_intermediate_top_k"],
         use_ordered_embeddings=True,
     )
     torch.manual_seed(SEED)
