@@ -207,7 +207,8 @@ def build_book(site: Path, **env: str) -> Path:
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env},
+        # Every edition, whatever an author's shell asks for its preview (mkdocs.yml's AGENTLOOP_EDITION).
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "AGENTLOOP_EDITION": "", **env},
     )
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     return site

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def build(project: Path, site: Path) -> subprocess.CompletedProcess:
     """One strict build of the book in `project` into `site`, as `make book` runs it."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "AGENTLOOP_EDITION": ""}  # every edition
     return subprocess.run(
         [
             sys.executable,
@@ -554,3 +554,15 @@ def test_chapter_11s_shared_text_side_is_what_the_backends_inherit():
     chapter = (ROOT / "docs/chapters/11-backends.md").read_text(encoding="utf-8")
     assert "Both backends inherit these methods from `TextSide`" in chapter
     assert "`encode` is each backend's own" in chapter and "for the model panel" not in chapter
+
+
+def test_agentloop_edition_builds_one_edition_for_an_authors_preview(tmp_path):
+    """AGENTLOOP_EDITION=en: the English edition alone, as `mkdocs serve` rebuilds it for an author (bench/build.py
+    times it); a name the book has no edition of is refused."""
+    from tests.conftest import build_book
+
+    site = build_book(tmp_path / "site", AGENTLOOP_EDITION="en")
+    assert (site / "chapters" / "01-one-question" / "index.html").is_file()
+    assert not (site / "zh-Hant").exists() and not (site / "zh-Hans").exists()
+    with pytest.raises(AssertionError, match="Locale fr is not present"):
+        build_book(tmp_path / "other", AGENTLOOP_EDITION="fr")
