@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from precision import median_ms  # noqa: E402
 from prefill import build_real_size, machine, prompt_of  # noqa: E402
 
 from agentloop.model_backends.prefix_cache import cut_back, fresh_cache  # noqa: E402
@@ -72,16 +72,6 @@ def build(folder: Path) -> None:
     build_gemma4_assistant(drafter, folder, E2B_ASSISTANT)
 
 
-def median_ms(run, rounds: int = ROUNDS) -> float:
-    run()  # warm up
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
 def measure(folder: Path) -> dict:
     from agentloop.model_backends.simple_backend import SimpleBackend
 
@@ -106,9 +96,9 @@ def measure(folder: Path) -> dict:
             return run
 
         # Plain decoding's pass keeps no hidden states (_one_at_a_time's); MTP's keep them for the drafter.
-        plain = median_ms(verify(1, hidden=False))
-        passes = {k: median_ms(verify(k)) for k in range(1, 8)}
-        round_ms = median_ms(lambda: drafter.guess(token, hidden, cache))
+        plain = median_ms(verify(1, hidden=False), ROUNDS)
+        passes = {k: median_ms(verify(k), ROUNDS) for k in range(1, 8)}
+        round_ms = median_ms(lambda: drafter.guess(token, hidden, cache), ROUNDS)
     return {
         "dtype": str(backend.dtype).removeprefix("torch."),
         "packed": backend.precision.packed,

@@ -679,9 +679,7 @@ FOLLOW_UP_FRAMES = {
     "write": SAVE_FRAMES,  # a list of numbers saved in a file of /data, composed below
     # A saved file's numbers read back, composed as saves are (READ_FRAMES): a later question about a file
     # was the files' other miss (a sum asked in words training lacked was counted as the file's lines).
-    "read_sum": READ_FRAMES["read_sum"],
-    "read_sorted": READ_FRAMES["read_sorted"],
-    "read_largest": READ_FRAMES["read_largest"],
+    **READ_FRAMES,
 }
 
 
