@@ -798,3 +798,20 @@ def test_pis_prompt_in_training_names_pi_in_many_checkouts():
     )
     drawn = next(iter(others))
     assert f"- Main documentation: {drawn}/README.md" in system_prompt(rng, drawn)
+
+
+def test_a_card_says_which_phases_ran_on_which_cpu():
+    """A run resumed on another machine (--resume-after) has phases of two CPUs: the card names each stretch, and
+    a run whose phases name no CPU (trained before they did) keeps the old sentence."""
+    from agentloop.training.checkpoint import where_trained
+    from agentloop.training.train import this_cpu
+
+    assert this_cpu().endswith(("AVX512", "no AVX512"))
+    a, b = "AMD EPYC, 2 cores, no AVX512", "Intel Xeon, 2 cores, AVX512"
+    phases = [{"minutes": 20.6, "cpu": a}, {"minutes": 30.1, "cpu": a}, {"minutes": 40.0, "cpu": b}]
+    assert (
+        where_trained(phases)
+        == f"about 91 minutes: phases 1-2 (51 min) on {a}; phase 3 (40 min) on {b}"
+    )
+    assert where_trained(phases[:2]) == f"about 51 minutes on {a}"
+    assert where_trained([{"minutes": 3.0}]) == "about 3 minutes on the CPU it was trained on"

@@ -107,6 +107,27 @@ def phase_text(p: dict) -> str:
     return text + (f", {p['phrasing']}" if composed else "")
 
 
+def where_trained(phases: list[dict]) -> str:
+    """The run's minutes, and the CPUs its phases name (train.this_cpu): a run resumed on another machine
+    (--resume-after) says which phases ran where."""
+    minutes = f"about {sum(p['minutes'] for p in phases):.0f} minutes"
+    if not any(p.get("cpu") for p in phases):  # trained before phases named their CPU
+        return f"{minutes} on the CPU it was trained on"
+    runs: list[list] = []  # [first phase, last phase, cpu, minutes] for each stretch on one CPU
+    for i, p in enumerate(phases, 1):
+        if runs and runs[-1][2] == p.get("cpu"):
+            runs[-1][1], runs[-1][3] = i, runs[-1][3] + p["minutes"]
+        else:
+            runs.append([i, i, p.get("cpu"), p["minutes"]])
+    if len(runs) == 1:
+        return f"{minutes} on {runs[0][2]}"
+    parts = [
+        f"{f'phase {a}' if a == b else f'phases {a}-{b}'} ({m:.0f} min) on {cpu or 'an unrecorded CPU'}"
+        for a, b, cpu, m in runs
+    ]
+    return f"{minutes}: {'; '.join(parts)}"
+
+
 def model_card(backend: SimpleBackend, name: str, recipe: dict) -> str:
     """What this checkpoint is, for people: the model card the Hub would show."""
     base = f"tiny-{backend.family.key}"  # where the first phase started, whatever folder this phase started from
@@ -136,7 +157,7 @@ sense outside that loop.
   tool; in the later phases, some questions that ask to check twice, where the model repeats its call and the loop
   refuses the repeat. A quarter of the batches with thinking on. Loss on the model's own tokens only.{COMPOSED if composed else ""}{PLAIN if plain else ""}{IN_PARTS if in_parts else ""}{SESSIONS_TEXT if sessions else ""}{PI_TEXT if through_pi else ""}
 - **Recipe**: `training.json`: {"; then ".join(phase_text(p) for p in recipe["phases"])}
-  (AdamW, cosine schedule); about {sum(p["minutes"] for p in recipe["phases"]):.0f} minutes on the CPU it was trained on.
+  (AdamW, cosine schedule); {where_trained(recipe["phases"])}.
 - **What it cannot do**: anything else. Questions of other kinds, other tools (list_files, read_file), {"longer" if sessions else "long"}
   conversations{" (more than four questions)" if sessions else ""}, other languages: it will still write something, usually a run_python call.
 - **Measure it**: `agentloop models eval-tiny --model {name}` runs held-out questions{" and conversations" if sessions else ""} through the real loop{" (and through real pi)" if through_pi else ""} and
