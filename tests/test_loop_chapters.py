@@ -477,6 +477,22 @@ def test_ch08_the_numbers_in_the_text_are_the_recordings():
         assert claim in text, claim
 
 
+def test_ch08_counts_the_prefills_pieces_in_the_recordings():
+    """Chapter 8 says the running question never needs a second piece of PREFILL_PIECE tokens, and in how many
+    pieces the recorded run of pi's own prompt (chapter 16) computes its first step."""
+    from agentloop.model_backends.simple_backend import PREFILL_PIECE
+
+    text = " ".join(chapter("08").read_text(encoding="utf-8").split())
+    assert f"pieces of `PREFILL_PIECE` tokens, {PREFILL_PIECE}:" in text
+    computed = [p["n_tokens"] - (p["reused"] or 0) for p in only(recording("ch08"), "prefill")]
+    assert max(computed) <= PREFILL_PIECE
+    first = only(recording("ch16-pi-own"), "prefill")[0]
+    n = first["n_tokens"] - (first["reused"] or 0)
+    pieces = -(-n // PREFILL_PIECE)
+    words = {4: "four", 5: "five", 6: "six", 7: "seven"}
+    assert f"computes {n:,} tokens at its first step, in {words[pieces]} pieces" in text
+
+
 def test_ch09_the_run_shows_sampling_as_the_chapter_says():
     evs = recording("ch09-run")
     settings = only(evs, "run_start")[0]["settings"]

@@ -21,7 +21,7 @@ from transformers.cache_utils import DynamicLayer
 
 from agentloop.harnesses.settings import RunSettings
 from agentloop.harnesses.simple_harness import SYSTEM_WITH_TOOLS, SimpleHarness
-from agentloop.model_backends import Encoded
+from agentloop.model_backends import Encoded, simple_backend
 from agentloop.model_backends.prefix_cache import (
     GROWING,
     MAX_STATES,
@@ -138,6 +138,37 @@ def test_a_run_writes_the_same_tokens_with_reuse(family, thinking, mtp, folder, 
         if after["added_from"] == len(before["prompt"]):
             assert shared == before["n_tokens"]
         assert min(shared, prefill["n_tokens"] - 1) <= prefill["reused"] < prefill["n_tokens"]
+
+
+@pytest.mark.parametrize("family,mtp", [("qwen3_5", False), ("gemma4", False), ("gemma4", True)])
+def test_a_prompt_prefilled_in_pieces_writes_what_one_pass_writes(
+    family, mtp, folder, tmp_path, monkeypatch
+):
+    """simple_backend.PREFILL_PIECE cut down to 64 tokens: the first prompt (about 250 tokens for Gemma 4, 470
+    for Qwen3.5) goes through in four passes or more, across tiny Gemma 4's 128-token sliding window, and each
+    later step's new part in one or more, the cache carried; the run's tokens and each prefill's logits are
+    those of prompts computed in one pass."""
+    settings = RunSettings(max_steps=4, max_new_tokens=96, mtp=mtp, auto_approve=True)
+    whole, _ = agent_backends(family)
+    theirs, their_logits = run(whole, settings, folder)
+
+    pieces, _ = agent_backends(family)
+    piece = 64
+    monkeypatch.setattr(simple_backend, "PREFILL_PIECE", piece)
+    widths: list[int] = []
+    hook = pieces.model.register_forward_pre_hook(
+        lambda m, args, kwargs: widths.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    (tmp_path / "pieces").mkdir()
+    ours, our_logits = run(pieces, settings, tmp_path / "pieces")
+    hook.remove()
+
+    assert tokens_by_step(ours) == tokens_by_step(theirs)
+    for step, (a, b) in enumerate(zip(our_logits, their_logits, strict=True), 1):
+        assert torch.allclose(a, b, rtol=0, atol=ATOL), (step, float((a - b).abs().max()))
+    first = next(e for e in ours if e["type"] == "prefill")["n_tokens"]
+    assert first > 3 * piece and widths[: first // piece] == [piece] * (first // piece)
+    assert max(widths) == piece  # no pass, prefill or MTP's check, is wider than a piece
 
 
 @pytest.mark.parametrize("family", sorted(AGENT))

@@ -35,6 +35,11 @@ from agentloop.model_backends.sampling import sample
 from agentloop.model_backends.text_side import TextSide
 from agentloop.model_families import Sampling
 
+# Prompt tokens per prefill pass. A longer prompt goes through in pieces of this many, the cache carried from one to
+# the next, so a pass holds the activations of 512 positions at most, whatever the prompt's length
+# (bench/prefill.py measures the memory this saves at the real sizes).
+PREFILL_PIECE = 512
+
 
 def pick_device() -> str:
     """The fastest device here: a CUDA GPU, then Apple's GPU, then the CPU."""
@@ -155,7 +160,7 @@ class SimpleBackend(TextSide):
             else:
                 self.prefix.drop()
                 cache, reused = fresh_cache(self.model.config), 0
-            out = self._forward(ids[:, reused:], cache, hidden=drafting, **encoders)
+            out = self._prefill(ids[:, reused:], cache, drafting, encoders)
             ms = round((time.perf_counter() - start) * 1000, 1)
             self.prefix.mark(cache)  # Gated DeltaNet's state at the prompt's end, copied
             timing = {"ms": ms, **({"encode_ms": encode_ms} if prompt.media else {})}
@@ -292,6 +297,21 @@ class SimpleBackend(TextSide):
         # The pixels go; the rest stays, such as the grid sizes Qwen3.5's M-RoPE positions are computed from.
         kept = {k: v for k, v in inputs.items() if not k.startswith("pixel_values")}
         return {**kept, "mm_encoder_outputs": encoded}
+
+    # [quote:prefill-pieces]
+    def _prefill(self, ids: torch.Tensor, cache, hidden: bool, encoders: dict):
+        """The prompt's pass, PREFILL_PIECE tokens at a time. Each piece writes its keys, values and Gated DeltaNet
+        states into the cache the next piece reads, so the last piece's logits are those of one pass over the
+        whole prompt (to float32's last bits), while only one piece's activations are held at a time. A prompt
+        with media goes in one pass: the encoders' output takes the place of placeholders anywhere in it."""
+        if encoders:
+            return self._forward(ids, cache, hidden=hidden, **encoders)
+        starts = range(0, ids.shape[1], PREFILL_PIECE)
+        for start in starts[:-1]:  # their logits are not needed; only the cache they leave
+            self._forward(ids[:, start : start + PREFILL_PIECE], cache)
+        return self._forward(ids[:, starts[-1] :], cache, hidden=hidden)
+
+    # [/quote:prefill-pieces]
 
     def _forward(self, ids: torch.Tensor, past, keep: int = 1, hidden: bool = False, **encoders):
         # use_cache keeps each layer's state (keys and values; Gated DeltaNet's fixed-size state), so each new token
