@@ -67,10 +67,14 @@ def main(args: list[str]) -> None:
         with tempfile.TemporaryDirectory(prefix="agentloop-bench-") as tmp:
             total = sum(build_real_size(family, Path(tmp), weights=False).values())
             picked = str(precision.choose("cpu", Path(tmp)).dtype).removeprefix("torch.")
-            dtypes = [picked] + (["bfloat16"] if precision.onednn_bfloat16() else [])
-            dtypes = [d for d in dict.fromkeys(dtypes) if fits(total, 4 if d == "float32" else 2)]
+            tried = list(
+                dict.fromkeys([picked] + (["bfloat16"] if precision.onednn_bfloat16() else []))
+            )
+            dtypes = [d for d in tried if fits(total, 4 if d == "float32" else 2)]
             if not dtypes:
-                print(f"{name} (random): more than the memory free here holds, not built")
+                print(
+                    f"{name} (random): not built: in {' or '.join(tried)} it needs more memory than is free here"
+                )
                 continue
             build_real_size(family, Path(tmp))
             for dtype in dtypes:
