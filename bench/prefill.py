@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -281,13 +280,8 @@ def report(name: str, figures: dict) -> None:
 
 
 def machine() -> str:
-    lines = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
-        platform.processor(),
-    )
     threads = torch.get_num_threads()
-    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} threads"
+    return f"{precision.cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} threads"
 
 
 def main(args: list[str]) -> None:

@@ -68,6 +68,18 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
     return set()
 
 
+def cpu_name(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name as Linux gives it ("an unnamed CPU" where there is no /proc/cpuinfo or no name)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return "an unnamed CPU"
+    names = [
+        line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")
+    ]
+    return names[0] if names else "an unnamed CPU"
+
+
 def choose(device: str, folder: Path, flags: set[str] | None = None) -> Precision:
     """The precision of a model in `folder` on `device`: the rules of the module's docstring, in order."""
     asked = os.environ.get("AGENTLOOP_DTYPE")

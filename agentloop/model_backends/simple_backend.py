@@ -37,7 +37,7 @@ from agentloop.model_families import Sampling
 
 # Prompt tokens per prefill pass. A longer prompt goes through in pieces of this many, the cache carried from one to
 # the next, so a pass holds the activations of 512 positions at most, whatever the prompt's length
-# (bench/prefill.py measures the memory this saves at the real sizes).
+# (bench/prefill_pieces.py measures the memory this saves at a real size).
 PREFILL_PIECE = 512
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import random
 import tempfile
 import time
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from agentloop.model_backends.precision import cpu_flags
+from agentloop.model_backends.precision import cpu_flags, cpu_name
 from agentloop.model_backends.simple_backend import SimpleBackend, fresh_positions
 from agentloop.training.checkpoint import save
 from agentloop.training.conversations import DESCENDING_SHARE
@@ -103,17 +104,8 @@ def backward(
 def this_cpu() -> str:
     """The CPU a phase ran on, as its record names it: a run resumed on another machine (--resume-after) has
     phases of both, and a phase's minutes mean little without it."""
-    try:
-        names = [
-            line
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ]
-    except OSError:
-        names = []
-    name = names[0].split(":", 1)[1].strip() if names else "an unnamed CPU"
     wide = "AVX512" if "avx512f" in cpu_flags() else "no AVX512"
-    return f"{name}, {len(names) or 1} cores, {wide}"
+    return f"{cpu_name()}, {os.cpu_count()} cores, {wide}"
 
 
 # How this code words the questions, as the phase's record says (model_card describes each).
