@@ -58,7 +58,9 @@ def test_the_chinese_glossary_parses_to_the_same_entries_with_chinese_hover_text
     prefill = next(t for t in chinese if t.id == "prefill")
     # The heading 預填（prefill）: both spellings hover; the hover text is the first sentence, up to its 。.
     assert prefill.forms[:2] == ["預填", "prefill"]
-    assert prefill.definition == "一步開始時對整個提示做的前向傳遞，它填滿快取並給出第一個 token。"
+    assert prefill.definition == (
+        "一步開始時對整個提示做的前向傳遞（長提示則分成每段 512 個 token 的幾次傳遞），它填滿快取並給出第一個 token。"
+    )
     hover = conventions.glossary_terms(chinese)
     assert hover["預填"] == hover["prefill"] == prefill.definition
     for en, zh in zip(english, chinese):
