@@ -28,6 +28,15 @@ from agentloop.model_families import FAMILIES
 from agentloop.paths import MODELS_DIR
 from agentloop.sandbox import cleanup, data_folder
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `make test` runs two workers (pytest-xdist) on CI's two cores. Torch would give each worker a thread a core,
+    # and four threads on two cores spin against each other: a test of the trained models took 250 s so, against
+    # 71 s alone. One thread a worker, and the same for the processes a test starts (OMP_NUM_THREADS).
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"] = "1"
+
 TINY = {"qwen3_5": MODELS_DIR / "tiny-qwen3_5", "gemma4": MODELS_DIR / "tiny-gemma4"}
 AGENTS = {"qwen3_5": MODELS_DIR / "agent-qwen3_5", "gemma4": MODELS_DIR / "agent-gemma4"}
 
