@@ -30,8 +30,8 @@ from agentloop.sandbox import cleanup, data_folder
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # `make test` runs two workers (pytest-xdist) on CI's two cores. Torch would give each worker a thread a core,
-    # and four threads on two cores spin against each other: a test of the trained models took 250 s so, against
-    # 71 s alone. One thread a worker, and the same for the processes a test starts (OMP_NUM_THREADS).
+    # and four threads on two cores spin against each other: a set of test_trained_models took 250 s so, and 30 s
+    # with one thread a worker (one machine, 2026-12-08). The processes a test starts get one too (OMP_NUM_THREADS).
     import torch
 
     torch.set_num_threads(1)
